@@ -1,0 +1,236 @@
+//! The engine: one algorithm plus the bookkeeping every algorithm shares (validation, limits,
+//! subscription ids, idempotent subscribe, the subscriber registry, snapshots).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use rustc_hash::FxHashMap;
+
+use crate::dialect::{Dialect, Limits};
+use crate::error::{Error, Limit, Result};
+use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matchers::Algorithm;
+use crate::pattern::Pattern;
+use crate::registry::{Registry, Subscriber};
+
+/// The id of one subscription: what `subscribe` returns and `unsubscribe` takes.
+pub type SubscriptionId = u64;
+
+/// One subscription, as a snapshot lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscription {
+    /// Its id.
+    pub id: SubscriptionId,
+    /// The pattern text, as subscribed.
+    pub pattern: Arc<str>,
+    /// The subscriber.
+    pub subscriber: Subscriber,
+}
+
+#[derive(Default)]
+struct Table {
+    by_key: FxHashMap<(Arc<str>, SubscriberId), SubscriptionId>,
+    by_id: FxHashMap<SubscriptionId, (Arc<str>, SubscriberId)>,
+}
+
+/// A matcher as users see it: subscribe patterns for subscribers, look topics up.
+pub struct Engine {
+    config: Config,
+    algorithm: Algorithm,
+    matcher: Box<dyn Matcher>,
+    /// Serialises subscribe and unsubscribe; lookups never take it.
+    table: Mutex<Table>,
+    registry: RwLock<Registry>,
+    next_id: AtomicU64,
+}
+
+impl Engine {
+    /// A new, empty engine.
+    pub fn new(dialect: Dialect, algorithm: Algorithm, limits: Limits) -> Result<Self> {
+        if limits.max_topic_bytes == 0 || limits.max_levels == 0 {
+            return Err(Error::InvalidArgument(
+                "max_topic_bytes and max_levels must be at least 1".into(),
+            ));
+        }
+        let config = Config { dialect, limits };
+        Ok(Engine {
+            config,
+            algorithm,
+            matcher: algorithm.build(config),
+            table: Mutex::new(Table::default()),
+            registry: RwLock::new(Registry::default()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.config.dialect
+    }
+
+    /// The algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> Limits {
+        self.config.limits
+    }
+
+    /// Subscribes `subscriber` to `pattern`; the same pair again returns the same id.
+    /// On error nothing changes.
+    pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
+        let mut table = self.table.lock();
+        let id = self.next_id.load(Ordering::Relaxed);
+        let id = self.insert_locked(&mut table, pattern, subscriber, id)?;
+        if id == self.next_id.load(Ordering::Relaxed) {
+            self.next_id.store(id + 1, Ordering::Relaxed);
+        }
+        Ok(id)
+    }
+
+    /// Inserts under the table lock, using `id` if the pair is new; returns the pair's id.
+    fn insert_locked(
+        &self,
+        table: &mut Table,
+        pattern: &str,
+        subscriber: &Subscriber,
+        id: SubscriptionId,
+    ) -> Result<SubscriptionId> {
+        let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
+        if let Some(sub) = self.registry.read().id_of(subscriber) {
+            if let Some(&existing) = table.by_key.get(&(Arc::from(pattern), sub)) {
+                return Ok(existing);
+            }
+        }
+        let max = self.config.limits.max_subscriptions;
+        if table.by_id.len() >= max {
+            return Err(Error::limit(
+                Limit::Subscriptions,
+                max,
+                table.by_id.len() + 1,
+            ));
+        }
+        let sub = self.registry.write().acquire(subscriber);
+        self.matcher.insert(&parsed, sub);
+        let text: Arc<str> = Arc::from(pattern);
+        table.by_key.insert((text.clone(), sub), id);
+        table.by_id.insert(id, (text, sub));
+        Ok(id)
+    }
+
+    /// Removes a subscription; `false` if there was none with this id.
+    pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        let mut table = self.table.lock();
+        let Some((text, sub)) = table.by_id.remove(&id) else {
+            return false;
+        };
+        table.by_key.remove(&(text.clone(), sub));
+        let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
+            .expect("a stored pattern was valid when subscribed");
+        let removed = self.matcher.remove(&parsed, sub);
+        debug_assert!(removed, "the algorithm held every subscribed pair");
+        self.registry.write().release(sub);
+        true
+    }
+
+    /// Appends the ids of the distinct subscribers matching `topic`.
+    pub fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        self.matcher.lookup_into(topic, out)
+    }
+
+    /// Whether any subscription matches `topic`.
+    pub fn matches_any(&self, topic: &str) -> Result<bool> {
+        self.matcher.matches_any(topic)
+    }
+
+    /// The distinct subscribers matching `topic`, resolved to their values.
+    pub fn lookup(&self, topic: &str) -> Result<Vec<Subscriber>> {
+        let mut ids = Vec::new();
+        self.lookup_into(topic, &mut ids)?;
+        Ok(self.resolve(&ids))
+    }
+
+    /// Resolves subscriber ids to values, dropping any whose subscriber has meanwhile left.
+    pub fn resolve(&self, ids: &[SubscriberId]) -> Vec<Subscriber> {
+        let registry = self.registry.read();
+        ids.iter()
+            .filter_map(|id| registry.get(*id).cloned())
+            .collect()
+    }
+
+    /// Runs `f` with read access to the registry (to resolve many ids under one lock).
+    pub fn with_registry<R>(&self, f: impl FnOnce(&Registry) -> R) -> R {
+        f(&self.registry.read())
+    }
+
+    /// How many subscriptions are held.
+    pub fn len(&self) -> usize {
+        self.table.lock().by_id.len()
+    }
+
+    /// Whether no subscription is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every subscription, ordered by id.
+    pub fn subscriptions(&self) -> Vec<Subscription> {
+        let table = self.table.lock();
+        let registry = self.registry.read();
+        let mut all: Vec<Subscription> = table
+            .by_id
+            .iter()
+            .map(|(id, (text, sub))| Subscription {
+                id: *id,
+                pattern: text.clone(),
+                subscriber: registry.get(*sub).cloned().expect("held subscriber"),
+            })
+            .collect();
+        all.sort_unstable_by_key(|s| s.id);
+        all
+    }
+
+    /// The id the next new subscription will get.
+    pub fn next_id(&self) -> SubscriptionId {
+        self.next_id.load(Ordering::Relaxed)
+    }
+
+    /// Rebuilds an engine from a snapshot, keeping every id. Fails if an entry is invalid or
+    /// two entries clash, so a corrupted snapshot never loads partly.
+    pub fn restore(
+        dialect: Dialect,
+        algorithm: Algorithm,
+        limits: Limits,
+        subscriptions: &[Subscription],
+        next_id: SubscriptionId,
+    ) -> Result<Self> {
+        let engine = Engine::new(dialect, algorithm, limits)?;
+        {
+            let mut table = engine.table.lock();
+            let mut max_id = 0;
+            for s in subscriptions {
+                if table.by_id.contains_key(&s.id) {
+                    return Err(Error::InvalidArgument(format!(
+                        "snapshot repeats subscription id {}",
+                        s.id
+                    )));
+                }
+                let got = engine.insert_locked(&mut table, &s.pattern, &s.subscriber, s.id)?;
+                if got != s.id {
+                    return Err(Error::InvalidArgument(format!(
+                        "snapshot repeats subscription ({:?}, {:?})",
+                        s.pattern, s.subscriber
+                    )));
+                }
+                max_id = max_id.max(s.id);
+            }
+            engine
+                .next_id
+                .store(next_id.max(max_id + 1), Ordering::Relaxed);
+        }
+        Ok(engine)
+    }
+}

@@ -1,0 +1,137 @@
+//! The one error type of the core. No Python here: the binding crate maps each variant to its
+//! exception class.
+
+use std::fmt;
+
+use crate::dialect::Dialect;
+
+/// Texts longer than this are shortened in error messages.
+const SHOWN_CHARS: usize = 60;
+
+/// Which configurable limit was exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// `max_topic_bytes`: the UTF-8 length of a topic or pattern.
+    TopicBytes,
+    /// `max_levels`: the number of words, levels or tokens.
+    Levels,
+    /// `max_subscriptions`: the number of subscriptions held by one matcher.
+    Subscriptions,
+}
+
+impl Limit {
+    /// The limit's name as the Python keyword argument spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::TopicBytes => "max_topic_bytes",
+            Limit::Levels => "max_levels",
+            Limit::Subscriptions => "max_subscriptions",
+        }
+    }
+}
+
+/// Everything that can go wrong in the core.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A subscription pattern breaks a rule of its dialect.
+    InvalidPattern {
+        /// The dialect whose rule was broken.
+        dialect: Dialect,
+        /// The pattern, shortened if long.
+        text: String,
+        /// Zero-based word (level, token) index at fault.
+        word: usize,
+        /// The rule broken, as a short sentence.
+        rule: &'static str,
+    },
+    /// A published topic breaks a rule of its dialect.
+    InvalidTopic {
+        /// The dialect whose rule was broken.
+        dialect: Dialect,
+        /// The topic, shortened if long.
+        text: String,
+        /// Zero-based word (level, token) index at fault.
+        word: usize,
+        /// The rule broken, as a short sentence.
+        rule: &'static str,
+    },
+    /// A configured limit was exceeded.
+    LimitExceeded {
+        /// Which limit.
+        limit: Limit,
+        /// Its configured value.
+        max: usize,
+        /// The size that exceeded it.
+        actual: usize,
+    },
+    /// Invalid configuration or argument (unknown algorithm, bad option value).
+    InvalidArgument(String),
+}
+
+impl Error {
+    pub(crate) fn pattern(dialect: Dialect, text: &str, word: usize, rule: &'static str) -> Self {
+        Error::InvalidPattern {
+            dialect,
+            text: shorten(text),
+            word,
+            rule,
+        }
+    }
+
+    pub(crate) fn topic(dialect: Dialect, text: &str, word: usize, rule: &'static str) -> Self {
+        Error::InvalidTopic {
+            dialect,
+            text: shorten(text),
+            word,
+            rule,
+        }
+    }
+
+    pub(crate) fn limit(limit: Limit, max: usize, actual: usize) -> Self {
+        Error::LimitExceeded { limit, max, actual }
+    }
+}
+
+/// Shortens `text` to at most [`SHOWN_CHARS`] characters, marking the cut.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidPattern {
+                dialect,
+                text,
+                word,
+                rule,
+            } => write!(
+                f,
+                "invalid {dialect} pattern {text:?}: {} {word}: {rule}",
+                dialect.word_name()
+            ),
+            Error::InvalidTopic {
+                dialect,
+                text,
+                word,
+                rule,
+            } => write!(
+                f,
+                "invalid {dialect} topic {text:?}: {} {word}: {rule}",
+                dialect.word_name()
+            ),
+            Error::LimitExceeded { limit, max, actual } => {
+                write!(f, "limit exceeded: {} is {max}, got {actual}", limit.name())
+            }
+            Error::InvalidArgument(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The core's result type.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,86 @@
+//! The `Matcher` trait: the contract every algorithm keeps.
+
+use crate::dialect::{Dialect, Limits};
+use crate::error::Result;
+use crate::pattern::Pattern;
+
+/// An interned subscriber. The core never sees Python objects, only these ids; the
+/// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are never reused.
+pub type SubscriberId = u64;
+
+/// What every algorithm is built from: the dialect and the limits it enforces on topics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// The dialect of every pattern and topic.
+    pub dialect: Dialect,
+    /// Limits checked on every topic.
+    pub limits: Limits,
+}
+
+impl Config {
+    /// The dialect's default limits.
+    pub fn new(dialect: Dialect) -> Self {
+        Config {
+            dialect,
+            limits: Limits::for_dialect(dialect),
+        }
+    }
+}
+
+/// A topic-matching algorithm.
+///
+/// # Contract
+///
+/// - **Semantics.** `lookup_into(topic)` appends exactly the subscribers having at least one
+///   inserted pattern `p` with `p.matches_words(words(topic))` (see
+///   [`Pattern::matches_words`], the reference semantics that the `naive` matcher executes),
+///   each subscriber **once**, in no particular order. It never clears `out`.
+/// - **Validation.** `lookup_into` and `matches_any` validate `topic` with
+///   [`parse_topic`](crate::topic::parse_topic) under the config's dialect and limits, and return
+///   its error unchanged for an invalid topic, leaving `out` as it was.
+/// - **Bookkeeping is the caller's.** The [`Engine`](crate::Engine) deduplicates subscriptions
+///   and assigns their ids: `insert` is never called twice for the same (pattern, subscriber)
+///   without a `remove` between, and `remove` only for pairs inserted. Patterns arrive already
+///   validated for the config's dialect and limits.
+/// - **Concurrency.** All methods take `&self` and may be called from any number of threads at
+///   once. A lookup concurrent with `insert`/`remove` of a pattern it would match may or may not
+///   see that change; it always sees every change that completed before it started, and never
+///   reports a subscriber whose every matching pattern was removed before it started.
+/// - **No panics** on any input that passed validation; no unbounded recursion; AMQP `#`
+///   matching stays polynomial in the number of words.
+/// - **Cost.** Beyond the result, a lookup should not allocate for topics of up to
+///   [`INLINE_WORDS`](crate::topic::INLINE_WORDS) words.
+pub trait Matcher: Send + Sync {
+    /// The algorithm's name, as `Algorithm::name` spells it.
+    fn name(&self) -> &'static str;
+
+    /// Adds `subscriber` under `pattern`.
+    fn insert(&self, pattern: &Pattern, subscriber: SubscriberId);
+
+    /// Removes `subscriber` from `pattern`; returns whether it was there.
+    fn remove(&self, pattern: &Pattern, subscriber: SubscriberId) -> bool;
+
+    /// Appends the distinct subscribers matching `topic` to `out`.
+    fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()>;
+
+    /// Whether at least one pattern matches `topic` (filtering mode).
+    fn matches_any(&self, topic: &str) -> Result<bool>;
+}
+
+/// Sorts and removes duplicates from `out[start..]`: the shared tail step of algorithms whose
+/// walk can reach one subscriber through several patterns.
+pub fn dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
+    let tail = &mut out[start..];
+    if tail.len() < 2 {
+        return;
+    }
+    tail.sort_unstable();
+    let mut kept = start + 1;
+    for i in start + 1..out.len() {
+        if out[i] != out[kept - 1] {
+            out[kept] = out[i];
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
+}

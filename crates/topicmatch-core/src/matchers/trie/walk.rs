@@ -1,0 +1,116 @@
+//! The trie lookup: an iterative walk over (node, position) states.
+
+use std::cell::RefCell;
+
+use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
+
+use super::arena::{Edge, NodeId, WordId, NONE, ROOT};
+use super::Inner;
+use crate::dialect::Dialect;
+use crate::error::Result;
+use crate::matcher::{dedup_tail, Config, SubscriberId};
+use crate::topic::{parse_topic, INLINE_WORDS};
+
+/// A topic word no pattern uses: only wildcards can match it.
+const UNKNOWN: WordId = WordId::MAX;
+
+thread_local! {
+    /// Visited AMQP `#` states, reused across lookups on this thread.
+    static SEEN: RefCell<FxHashSet<(NodeId, u32)>> = RefCell::new(FxHashSet::default());
+}
+
+/// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
+/// With `first_only`, stops at the first subscriber found and returns whether there was one.
+pub(super) fn lookup(
+    config: &Config,
+    trie: &Inner,
+    topic: &str,
+    out: &mut Vec<SubscriberId>,
+    first_only: bool,
+) -> Result<bool> {
+    let dialect = config.dialect;
+    let words = parse_topic(dialect, &config.limits, topic)?;
+    let ids: SmallVec<[WordId; INLINE_WORDS]> = words
+        .iter()
+        .map(|w| trie.words.get(w).unwrap_or(UNKNOWN))
+        .collect();
+    let n = ids.len() as u32;
+    let hide_root_wildcards =
+        dialect == Dialect::Mqtt && words.first().is_some_and(|w| w.starts_with('$'));
+    let start = out.len();
+    let mut stack: SmallVec<[(NodeId, u32); 32]> = SmallVec::new();
+    stack.push((ROOT, 0));
+    let mut used_seen = false;
+    let mut found = false;
+
+    while let Some((id, pos)) = stack.pop() {
+        let node = trie.arena.get(id);
+        if pos == n && !node.subs.is_empty() {
+            out.extend_from_slice(&node.subs);
+            found = true;
+        }
+        if found && first_only {
+            break;
+        }
+        let wildcards_allowed = !(hide_root_wildcards && id == ROOT);
+        if node.multi != NONE && wildcards_allowed {
+            let multi = trie.arena.get(node.multi);
+            match dialect {
+                Dialect::Nats => {
+                    if pos < n && !multi.subs.is_empty() {
+                        out.extend_from_slice(&multi.subs);
+                        found = true;
+                    }
+                }
+                Dialect::Mqtt => {
+                    out.extend_from_slice(&multi.subs);
+                    found |= !multi.subs.is_empty();
+                }
+                Dialect::Amqp => {
+                    if multi.children.is_empty() && multi.one == NONE && multi.multi == NONE {
+                        out.extend_from_slice(&multi.subs);
+                        found |= !multi.subs.is_empty();
+                    } else {
+                        // `#` swallows k >= 0 words: states (multi, pos..=n), each visited once.
+                        used_seen = true;
+                        SEEN.with(|seen| {
+                            let mut seen = seen.borrow_mut();
+                            for p in pos..=n {
+                                if !seen.insert((node.multi, p)) {
+                                    // Reached before: so were all later positions from there.
+                                    break;
+                                }
+                                stack.push((node.multi, p));
+                            }
+                        });
+                    }
+                }
+            }
+            if found && first_only {
+                break;
+            }
+        }
+        if pos < n {
+            let word = ids[pos as usize];
+            if word != UNKNOWN {
+                let child = trie.arena.child(id, Edge::Word(word));
+                if child != NONE {
+                    stack.push((child, pos + 1));
+                }
+            }
+            if node.one != NONE && wildcards_allowed {
+                stack.push((node.one, pos + 1));
+            }
+        }
+    }
+    if used_seen {
+        SEEN.with(|seen| seen.borrow_mut().clear());
+    }
+    if first_only {
+        out.truncate(start);
+        return Ok(found);
+    }
+    dedup_tail(out, start);
+    Ok(out.len() > start)
+}

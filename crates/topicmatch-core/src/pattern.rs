@@ -1,0 +1,218 @@
+//! Subscription patterns: parsed and validated once, at subscribe time.
+
+use crate::dialect::{Dialect, Limits};
+use crate::error::{Error, Limit, Result};
+use crate::topic::{check_size, split_words};
+
+/// One word (level, token) of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Word {
+    /// Matches exactly this word, byte for byte.
+    Literal(Box<str>),
+    /// The one-word wildcard: `*` (AMQP, NATS) or `+` (MQTT).
+    One,
+    /// The multi-word wildcard: `#` (AMQP: zero or more words, anywhere; MQTT: zero or more,
+    /// last) or `>` (NATS: one or more, last).
+    Multi,
+}
+
+impl Word {
+    /// The literal text, if this word is not a wildcard.
+    pub fn literal(&self) -> Option<&str> {
+        match self {
+            Word::Literal(w) => Some(w),
+            Word::One | Word::Multi => None,
+        }
+    }
+
+    /// Whether this word is a wildcard.
+    pub fn is_wildcard(&self) -> bool {
+        !matches!(self, Word::Literal(_))
+    }
+}
+
+/// A validated subscription pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pattern {
+    dialect: Dialect,
+    words: Vec<Word>,
+}
+
+impl Pattern {
+    /// Parses and validates `text` under `dialect`'s rules and `limits`.
+    pub fn parse(dialect: Dialect, limits: &Limits, text: &str) -> Result<Self> {
+        check_size(limits, text)?;
+        let one = dialect.one_wildcard();
+        let multi = dialect.multi_wildcard();
+        let mut words = Vec::new();
+        let mut count = 0usize;
+        for (index, word) in split_words(dialect, text).enumerate() {
+            count += 1;
+            if count > limits.max_levels {
+                let total = split_words(dialect, text).count();
+                return Err(Error::limit(Limit::Levels, limits.max_levels, total));
+            }
+            if words.last() == Some(&Word::Multi) && dialect != Dialect::Amqp {
+                return Err(Error::pattern(
+                    dialect,
+                    text,
+                    index - 1,
+                    multi_not_last(dialect),
+                ));
+            }
+            let parsed = if word == one {
+                Word::One
+            } else if word == multi {
+                Word::Multi
+            } else {
+                check_literal(dialect, text, index, word)?;
+                Word::Literal(word.into())
+            };
+            words.push(parsed);
+        }
+        if text.is_empty() && dialect != Dialect::Amqp {
+            return Err(Error::pattern(dialect, text, 0, empty_rule(dialect)));
+        }
+        Ok(Pattern { dialect, words })
+    }
+
+    /// The dialect the pattern was parsed under.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The words, in order. The AMQP empty pattern has none.
+    pub fn words(&self) -> &[Word] {
+        &self.words
+    }
+
+    /// Whether any word is a wildcard.
+    pub fn has_wildcards(&self) -> bool {
+        self.words.iter().any(Word::is_wildcard)
+    }
+
+    /// Whether this pattern matches the already validated topic `words`.
+    ///
+    /// The reference semantics: a set-of-states simulation, O(words × pattern words), so any
+    /// number of AMQP `#` stays polynomial.
+    pub fn matches_words(&self, words: &[&str]) -> bool {
+        if self.dialect == Dialect::Mqtt && hides_dollar(&self.words, words) {
+            return false;
+        }
+        let pat = &self.words;
+        // states[i]: the first i pattern words can consume the topic words read so far.
+        let mut states = vec![false; pat.len() + 1];
+        let mut next = vec![false; pat.len() + 1];
+        states[0] = true;
+        self.close(&mut states);
+        for word in words {
+            next.fill(false);
+            let mut any = false;
+            for (i, p) in pat.iter().enumerate() {
+                if !states[i] {
+                    continue;
+                }
+                let advance = match p {
+                    Word::Literal(l) => **l == **word,
+                    Word::One => true,
+                    Word::Multi => {
+                        // `#`/`>` may swallow this word and stay.
+                        next[i] = true;
+                        // NATS `>` must take at least one word: after it, it may also stop.
+                        self.dialect == Dialect::Nats
+                    }
+                };
+                if advance {
+                    next[i + 1] = true;
+                }
+                any = true;
+            }
+            if !any {
+                return false;
+            }
+            std::mem::swap(&mut states, &mut next);
+            self.close(&mut states);
+        }
+        states[pat.len()]
+    }
+
+    /// Epsilon closure: an AMQP or MQTT `#` may match zero words.
+    fn close(&self, states: &mut [bool]) {
+        if self.dialect == Dialect::Nats {
+            return;
+        }
+        for (i, p) in self.words.iter().enumerate() {
+            if states[i] && *p == Word::Multi {
+                states[i + 1] = true;
+            }
+        }
+    }
+}
+
+/// MQTT: a topic whose first level starts with `$` is not matched by a filter starting with a
+/// wildcard.
+pub(crate) fn hides_dollar(pattern: &[Word], topic: &[&str]) -> bool {
+    topic.first().is_some_and(|w| w.starts_with('$'))
+        && pattern.first().is_some_and(Word::is_wildcard)
+}
+
+fn check_literal(dialect: Dialect, text: &str, index: usize, word: &str) -> Result<()> {
+    match dialect {
+        Dialect::Amqp => Ok(()),
+        Dialect::Mqtt => {
+            if word.contains(['+', '#']) {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "a wildcard '+' or '#' must occupy a whole level",
+                ))
+            } else if word.contains('\0') {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "a topic filter must not contain U+0000",
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        Dialect::Nats => {
+            if word.is_empty() {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "tokens must not be empty",
+                ))
+            } else if word.contains(NATS_WHITESPACE) {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "subjects must not contain whitespace",
+                ))
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Characters that NATS never allows in a subject (they delimit protocol fields).
+pub(crate) const NATS_WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
+
+fn multi_not_last(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Mqtt => "the multi-level wildcard '#' must be the last level",
+        _ => "the full wildcard '>' must be the last token",
+    }
+}
+
+fn empty_rule(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Mqtt => "a topic filter must not be empty",
+        _ => "a subject must not be empty",
+    }
+}

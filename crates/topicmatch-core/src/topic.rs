@@ -1,0 +1,109 @@
+//! Published topics: validated and split into words without allocating for short topics.
+
+use smallvec::SmallVec;
+
+use crate::dialect::{Dialect, Limits};
+use crate::error::{Error, Limit, Result};
+use crate::pattern::NATS_WHITESPACE;
+
+/// How many words a topic holds inline before its word list spills to the heap.
+pub const INLINE_WORDS: usize = 16;
+
+/// The words of a topic, inline up to [`INLINE_WORDS`].
+pub type Words<'a> = SmallVec<[&'a str; INLINE_WORDS]>;
+
+/// Splits `text` on the dialect's separator. The empty text has zero words (the AMQP empty
+/// routing key); every other text has one more word than separators.
+pub fn split_words(dialect: Dialect, text: &str) -> impl Iterator<Item = &str> + '_ {
+    let sep = char::from(dialect.separator());
+    let mut it = text.split(sep);
+    if text.is_empty() {
+        it.next();
+    }
+    it
+}
+
+/// Checks the byte limit, which applies to topics and patterns alike.
+pub(crate) fn check_size(limits: &Limits, text: &str) -> Result<()> {
+    if text.len() > limits.max_topic_bytes {
+        return Err(Error::limit(
+            Limit::TopicBytes,
+            limits.max_topic_bytes,
+            text.len(),
+        ));
+    }
+    Ok(())
+}
+
+/// Validates a published topic and returns its words.
+pub fn parse_topic<'a>(dialect: Dialect, limits: &Limits, text: &'a str) -> Result<Words<'a>> {
+    check_size(limits, text)?;
+    let mut words = Words::new();
+    for word in split_words(dialect, text) {
+        if words.len() == limits.max_levels {
+            let total = split_words(dialect, text).count();
+            return Err(Error::limit(Limit::Levels, limits.max_levels, total));
+        }
+        words.push(word);
+    }
+    validate_topic_words(dialect, text, &words)?;
+    Ok(words)
+}
+
+fn validate_topic_words(dialect: Dialect, text: &str, words: &[&str]) -> Result<()> {
+    match dialect {
+        Dialect::Amqp => Ok(()),
+        Dialect::Mqtt => {
+            if text.is_empty() {
+                return Err(Error::topic(
+                    dialect,
+                    text,
+                    0,
+                    "a topic name must not be empty",
+                ));
+            }
+            for (i, w) in words.iter().enumerate() {
+                if w.contains(['+', '#']) {
+                    return Err(Error::topic(
+                        dialect,
+                        text,
+                        i,
+                        "a topic name must not contain the wildcards '+' or '#'",
+                    ));
+                }
+                if w.contains('\0') {
+                    return Err(Error::topic(
+                        dialect,
+                        text,
+                        i,
+                        "a topic name must not contain U+0000",
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Dialect::Nats => {
+            if text.is_empty() {
+                return Err(Error::topic(
+                    dialect,
+                    text,
+                    0,
+                    "a subject must not be empty",
+                ));
+            }
+            for (i, w) in words.iter().enumerate() {
+                let rule = if w.is_empty() {
+                    "tokens must not be empty"
+                } else if *w == "*" || *w == ">" {
+                    "a published subject must not contain a wildcard token"
+                } else if w.contains(NATS_WHITESPACE) {
+                    "subjects must not contain whitespace"
+                } else {
+                    continue;
+                };
+                return Err(Error::topic(dialect, text, i, rule));
+            }
+            Ok(())
+        }
+    }
+}

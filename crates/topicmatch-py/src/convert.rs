@@ -1,0 +1,88 @@
+//! Conversions between Python values and the core's owned data.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyString};
+use topicmatch_core::{Dialect, Subscriber};
+
+use crate::errors;
+
+/// A Python `str`, or `None` if it is not valid UTF-8 (a lone surrogate).
+fn utf8(s: &Bound<'_, PyString>) -> Option<String> {
+    s.to_str().ok().map(str::to_owned)
+}
+
+/// Extracts a pattern: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidPattern`).
+pub fn pattern_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String> {
+    let s = obj.cast::<PyString>().map_err(|_| {
+        PyTypeError::new_err(format!("pattern must be str, not {}", type_name(obj)))
+    })?;
+    utf8(s).ok_or_else(|| {
+        errors::invalid_pattern(format!(
+            "invalid {dialect} pattern: not valid UTF-8 (it contains a lone surrogate)"
+        ))
+    })
+}
+
+/// Extracts a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`).
+pub fn topic_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String> {
+    let s = obj
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("topic must be str, not {}", type_name(obj))))?;
+    utf8(s).ok_or_else(|| {
+        errors::invalid_topic(format!(
+            "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
+        ))
+    })
+}
+
+/// Extracts every topic of an iterable of `str`.
+pub fn topic_texts(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<String>> {
+    if obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "topics must be an iterable of str, not a single str",
+        ));
+    }
+    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
+    for item in obj.try_iter()? {
+        out.push(topic_text(&item?, dialect)?);
+    }
+    Ok(out)
+}
+
+/// Extracts a subscriber: an `int` in the 64-bit range or a `str`.
+pub fn subscriber(obj: &Bound<'_, PyAny>) -> PyResult<Subscriber> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return utf8(s)
+            .map(|s| Subscriber::Str(s.into_boxed_str()))
+            .ok_or_else(|| {
+                PyValueError::new_err(
+                    "subscriber is not valid UTF-8 (it contains a lone surrogate)",
+                )
+            });
+    }
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        return obj
+            .extract::<i64>()
+            .map(Subscriber::Int)
+            .map_err(|_| PyValueError::new_err("an int subscriber must fit in 64 bits (signed)"));
+    }
+    Err(PyTypeError::new_err(format!(
+        "subscriber must be str or int, not {}",
+        type_name(obj)
+    )))
+}
+
+/// A subscriber as a Python object.
+pub fn subscriber_to_py<'py>(py: Python<'py>, s: &Subscriber) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match s {
+        Subscriber::Int(i) => i.into_pyobject(py)?.into_any(),
+        Subscriber::Str(s) => PyString::new(py, s).into_any(),
+    })
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+}

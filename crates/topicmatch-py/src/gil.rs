@@ -1,0 +1,38 @@
+//! The one place the GIL is released.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::prelude::*;
+
+use crate::errors;
+
+/// Runs `work` with the GIL released, so other Python threads run meanwhile. A panic inside is
+/// caught here and becomes `TopicMatchError`: no panic crosses into Python.
+pub fn detach<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> T + Send,
+{
+    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
+        .map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
+}
+
+/// Runs `work` holding the GIL, turning a panic into `TopicMatchError`.
+pub fn guarded<T>(work: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        Err(errors::internal(format!(
+            "internal error: {}",
+            panic_message(&panic)
+        )))
+    })
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic in the native code".to_owned()
+    }
+}

@@ -1,0 +1,39 @@
+//! The thin PyO3 layer over topicmatch-core, built by maturin as `topicmatch._native`.
+//!
+//! Inputs are extracted into owned Rust data, the GIL is released in exactly one place
+//! ([`gil::detach`]) for the matching, and results are converted back. No Python object is
+//! stored in Rust; subscribers are interned in the core's registry.
+
+mod convert;
+mod errors;
+mod gil;
+mod matcher;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use topicmatch_core::{Algorithm, Dialect};
+
+/// Whether `pattern` matches `topic` under `dialect`, without building a matcher.
+#[pyfunction]
+#[pyo3(signature = (pattern, topic, dialect = "amqp"))]
+fn matches(pattern: &Bound<'_, PyAny>, topic: &Bound<'_, PyAny>, dialect: &str) -> PyResult<bool> {
+    let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+    let pattern = convert::pattern_text(pattern, dialect)?;
+    let topic = convert::topic_text(topic, dialect)?;
+    topicmatch_core::matches(dialect, &pattern, &topic).map_err(errors::to_py)
+}
+
+#[pymodule(gil_used = false)]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    errors::register(m)?;
+    m.add_class::<matcher::PyMatcher>()?;
+    m.add_function(wrap_pyfunction!(matches, m)?)?;
+    m.add_function(wrap_pyfunction!(matcher::restore_matcher, m)?)?;
+    let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+    m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
+    let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
+    m.add("DIALECTS", PyTuple::new(py, dialects)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! `topicmatch.Matcher`: a frozen class over the core engine, safe to share between threads.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use topicmatch_core::{Algorithm, Dialect, Engine, Limits, SubscriberId, Subscription};
+
+use crate::{convert, errors, gil};
+
+/// Matches topics against wildcard subscriptions in one dialect with one algorithm.
+#[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
+pub struct PyMatcher {
+    engine: Arc<Engine>,
+}
+
+fn limits_for(
+    dialect: Dialect,
+    max_topic_bytes: Option<usize>,
+    max_levels: Option<usize>,
+    max_subscriptions: Option<usize>,
+) -> Limits {
+    let defaults = Limits::for_dialect(dialect);
+    Limits {
+        max_topic_bytes: max_topic_bytes.unwrap_or(defaults.max_topic_bytes),
+        max_levels: max_levels.unwrap_or(defaults.max_levels),
+        max_subscriptions: max_subscriptions.unwrap_or(defaults.max_subscriptions),
+    }
+}
+
+impl PyMatcher {
+    /// Converts subscriber ids to a Python list under one registry lock.
+    fn subscribers<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &[SubscriberId],
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.engine.with_registry(|registry| {
+            let list = PyList::empty(py);
+            for id in ids {
+                if let Some(s) = registry.get(*id) {
+                    list.append(convert::subscriber_to_py(py, s)?)?;
+                }
+            }
+            Ok(list)
+        })
+    }
+}
+
+#[pymethods]
+impl PyMatcher {
+    #[new]
+    #[pyo3(signature = (dialect = "amqp", algorithm = "trie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None))]
+    fn new(
+        dialect: &str,
+        algorithm: &str,
+        max_topic_bytes: Option<usize>,
+        max_levels: Option<usize>,
+        max_subscriptions: Option<usize>,
+    ) -> PyResult<Self> {
+        let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+        let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
+        let limits = limits_for(dialect, max_topic_bytes, max_levels, max_subscriptions);
+        let engine = Engine::new(dialect, algorithm, limits).map_err(errors::to_py)?;
+        Ok(PyMatcher {
+            engine: Arc::new(engine),
+        })
+    }
+
+    /// The dialect's name.
+    #[getter]
+    fn dialect(&self) -> &'static str {
+        self.engine.dialect().name()
+    }
+
+    /// The algorithm's name.
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        self.engine.algorithm().name()
+    }
+
+    /// The limits in force, as a dict.
+    #[getter]
+    fn limits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let l = self.engine.limits();
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("max_topic_bytes", l.max_topic_bytes)?;
+        d.set_item("max_levels", l.max_levels)?;
+        d.set_item(
+            "max_subscriptions",
+            (l.max_subscriptions != usize::MAX).then_some(l.max_subscriptions),
+        )?;
+        Ok(d)
+    }
+
+    /// Subscribes `subscriber` to `pattern`; returns the subscription id (the same id again for
+    /// the same pair).
+    fn subscribe(
+        &self,
+        pattern: &Bound<'_, PyAny>,
+        subscriber: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let text = convert::pattern_text(pattern, self.engine.dialect())?;
+        let subscriber = convert::subscriber(subscriber)?;
+        gil::guarded(|| {
+            self.engine
+                .subscribe(&text, &subscriber)
+                .map_err(errors::to_py)
+        })
+    }
+
+    /// Removes a subscription by id: `True` if it existed, else `False`.
+    fn unsubscribe(&self, subscription_id: u64) -> PyResult<bool> {
+        gil::guarded(|| Ok(self.engine.unsubscribe(subscription_id)))
+    }
+
+    /// The distinct subscribers whose patterns match `topic`.
+    fn lookup<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let topic = convert::topic_text(topic, self.engine.dialect())?;
+        let engine = &self.engine;
+        let ids = gil::detach(py, || {
+            let mut ids = Vec::new();
+            engine.lookup_into(&topic, &mut ids).map(|()| ids)
+        })?
+        .map_err(errors::to_py)?;
+        self.subscribers(py, &ids)
+    }
+
+    /// `lookup` for each topic, in one call; the matching runs with the GIL released.
+    fn lookup_many<'py>(
+        &self,
+        py: Python<'py>,
+        topics: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let topics = convert::topic_texts(topics, self.engine.dialect())?;
+        let engine = &self.engine;
+        let (ids, ends) = gil::detach(py, || {
+            let mut ids = Vec::new();
+            let mut ends = Vec::with_capacity(topics.len());
+            for topic in &topics {
+                engine.lookup_into(topic, &mut ids)?;
+                ends.push(ids.len());
+            }
+            Ok((ids, ends))
+        })?
+        .map_err(errors::to_py)?;
+        let out = PyList::empty(py);
+        let mut start = 0;
+        for end in ends {
+            out.append(self.subscribers(py, &ids[start..end])?)?;
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// Whether at least one subscription matches `topic`.
+    fn matches_any(&self, py: Python<'_>, topic: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let topic = convert::topic_text(topic, self.engine.dialect())?;
+        let engine = &self.engine;
+        gil::detach(py, || engine.matches_any(&topic))?.map_err(errors::to_py)
+    }
+
+    /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
+    fn subscriptions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for s in self.engine.subscriptions() {
+            let sub = convert::subscriber_to_py(py, &s.subscriber)?;
+            list.append((s.id, &*s.pattern, sub))?;
+        }
+        Ok(list)
+    }
+
+    fn __len__(&self) -> usize {
+        self.engine.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Matcher(dialect={:?}, algorithm={:?}, subscriptions={})",
+            self.engine.dialect().name(),
+            self.engine.algorithm().name(),
+            self.engine.len()
+        )
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let this = slf.get();
+        let restore = py
+            .import("topicmatch._native")?
+            .getattr("_restore_matcher")?;
+        let l = this.engine.limits();
+        let args = (
+            this.engine.dialect().name(),
+            this.engine.algorithm().name(),
+            (l.max_topic_bytes, l.max_levels, l.max_subscriptions),
+            this.subscriptions(py)?,
+            this.engine.next_id(),
+        )
+            .into_pyobject(py)?;
+        Ok((restore, args))
+    }
+}
+
+/// Rebuilds a pickled matcher, keeping every subscription id.
+#[pyfunction]
+#[pyo3(name = "_restore_matcher")]
+pub fn restore_matcher(
+    dialect: &str,
+    algorithm: &str,
+    limits: (usize, usize, usize),
+    subscriptions: Vec<(u64, String, Bound<'_, PyAny>)>,
+    next_id: u64,
+) -> PyResult<PyMatcher> {
+    let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+    let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
+    let limits = Limits {
+        max_topic_bytes: limits.0,
+        max_levels: limits.1,
+        max_subscriptions: limits.2,
+    };
+    let subs = subscriptions
+        .into_iter()
+        .map(|(id, pattern, sub)| {
+            Ok(Subscription {
+                id,
+                pattern: pattern.into(),
+                subscriber: convert::subscriber(&sub)?,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let engine =
+        Engine::restore(dialect, algorithm, limits, &subs, next_id).map_err(errors::to_py)?;
+    Ok(PyMatcher {
+        engine: Arc::new(engine),
+    })
+}

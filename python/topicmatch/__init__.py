@@ -1,0 +1,33 @@
+"""topicmatch: exact, fast topic matching for AMQP 0-9-1, MQTT and NATS subscriptions.
+
+>>> import topicmatch as tm
+>>> m = tm.Matcher(dialect="amqp", algorithm="trie")
+>>> m.subscribe("stock.*.ibm", "alice")
+1
+>>> m.lookup("stock.nyse.ibm")
+['alice']
+"""
+
+from topicmatch._native import (
+    ALGORITHMS,
+    DIALECTS,
+    InvalidPattern,
+    InvalidTopic,
+    LimitExceeded,
+    Matcher,
+    TopicMatchError,
+    __version__,
+    matches,
+)
+
+__all__ = [
+    "ALGORITHMS",
+    "DIALECTS",
+    "InvalidPattern",
+    "InvalidTopic",
+    "LimitExceeded",
+    "Matcher",
+    "TopicMatchError",
+    "__version__",
+    "matches",
+]

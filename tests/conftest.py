@@ -1,0 +1,29 @@
+"""Shared fixtures: the case table and Hypothesis profiles (TOPICMATCH_HYPOTHESIS=ci|dev|thorough)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("thorough", max_examples=5000, deadline=None)
+settings.load_profile(os.environ.get("TOPICMATCH_HYPOTHESIS", "ci"))
+
+CASES_PATH = Path(__file__).parent / "cases" / "conformance.json"
+
+
+@pytest.fixture(scope="session")
+def cases() -> dict[str, Any]:
+    return json.loads(CASES_PATH.read_text(encoding="utf-8"))
+
+
+def load_cases() -> dict[str, Any]:
+    return json.loads(CASES_PATH.read_text(encoding="utf-8"))
