@@ -37,20 +37,27 @@ pub(crate) fn check_size(limits: &Limits, text: &str) -> Result<()> {
 
 /// Validates a published topic and returns its words.
 pub fn parse_topic<'a>(dialect: Dialect, limits: &Limits, text: &'a str) -> Result<Words<'a>> {
-    check_size(limits, text)?;
-    let mut words = Words::new();
-    for word in split_words(dialect, text) {
-        if words.len() == limits.max_levels {
-            let total = split_words(dialect, text).count();
-            return Err(Error::limit(Limit::Levels, limits.max_levels, total));
-        }
-        words.push(word);
-    }
-    validate_topic_words(dialect, text, &words)?;
-    Ok(words)
+    check_topic(dialect, limits, text)?;
+    Ok(split_words(dialect, text).collect())
 }
 
-fn validate_topic_words(dialect: Dialect, text: &str, words: &[&str]) -> Result<()> {
+/// Validates a published topic without collecting its words: for algorithms that walk the
+/// words themselves with [`split_words`].
+pub fn check_topic(dialect: Dialect, limits: &Limits, text: &str) -> Result<()> {
+    check_size(limits, text)?;
+    let sep = dialect.separator();
+    let levels = if text.is_empty() {
+        0
+    } else {
+        text.bytes().filter(|&b| b == sep).count() + 1
+    };
+    if levels > limits.max_levels {
+        return Err(Error::limit(Limit::Levels, limits.max_levels, levels));
+    }
+    validate_topic_words(dialect, text)
+}
+
+fn validate_topic_words(dialect: Dialect, text: &str) -> Result<()> {
     match dialect {
         Dialect::Amqp => Ok(()),
         Dialect::Mqtt => {
@@ -62,7 +69,7 @@ fn validate_topic_words(dialect: Dialect, text: &str, words: &[&str]) -> Result<
                     "a topic name must not be empty",
                 ));
             }
-            for (i, w) in words.iter().enumerate() {
+            for (i, w) in split_words(dialect, text).enumerate() {
                 if w.contains(['+', '#']) {
                     return Err(Error::topic(
                         dialect,
@@ -91,10 +98,10 @@ fn validate_topic_words(dialect: Dialect, text: &str, words: &[&str]) -> Result<
                     "a subject must not be empty",
                 ));
             }
-            for (i, w) in words.iter().enumerate() {
+            for (i, w) in split_words(dialect, text).enumerate() {
                 let rule = if w.is_empty() {
                     "tokens must not be empty"
-                } else if *w == "*" || *w == ">" {
+                } else if w == "*" || w == ">" {
                     "a published subject must not contain a wildcard token"
                 } else if w.contains(NATS_WHITESPACE) {
                     "subjects must not contain whitespace"

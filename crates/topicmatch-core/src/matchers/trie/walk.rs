@@ -10,7 +10,7 @@ use super::Inner;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, Config, SubscriberId};
-use crate::topic::{parse_topic, INLINE_WORDS};
+use crate::topic::{check_topic, split_words, INLINE_WORDS};
 
 /// A topic word no pattern uses: only wildcards can match it.
 const UNKNOWN: WordId = WordId::MAX;
@@ -30,16 +30,18 @@ pub(super) fn lookup(
     first_only: bool,
 ) -> Result<bool> {
     let dialect = config.dialect;
-    let words = parse_topic(dialect, &config.limits, topic)?;
-    let ids: SmallVec<[WordId; INLINE_WORDS]> = words
-        .iter()
-        .map(|w| trie.words.get(w).unwrap_or(UNKNOWN))
-        .collect();
+    check_topic(dialect, &config.limits, topic)?;
+    let mut ids: SmallVec<[WordId; INLINE_WORDS]> = SmallVec::new();
+    for word in split_words(dialect, topic) {
+        ids.push(trie.words.get(word).unwrap_or(UNKNOWN));
+    }
     let n = ids.len() as u32;
-    let hide_root_wildcards =
-        dialect == Dialect::Mqtt && words.first().is_some_and(|w| w.starts_with('$'));
+    // MQTT: the first level starts with `$` exactly when the topic does.
+    let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
     let start = out.len();
-    let mut stack: SmallVec<[(NodeId, u32); 32]> = SmallVec::new();
+    // How many nodes contributed subscribers: one node's subscribers are already distinct.
+    let mut sources = 0u32;
+    let mut stack: SmallVec<[(NodeId, u32); INLINE_WORDS]> = SmallVec::new();
     stack.push((ROOT, 0));
     let mut used_seen = false;
     let mut found = false;
@@ -49,6 +51,7 @@ pub(super) fn lookup(
         if pos == n && !node.subs.is_empty() {
             out.extend_from_slice(&node.subs);
             found = true;
+            sources += 1;
         }
         if found && first_only {
             break;
@@ -61,16 +64,23 @@ pub(super) fn lookup(
                     if pos < n && !multi.subs.is_empty() {
                         out.extend_from_slice(&multi.subs);
                         found = true;
+                        sources += 1;
                     }
                 }
                 Dialect::Mqtt => {
-                    out.extend_from_slice(&multi.subs);
-                    found |= !multi.subs.is_empty();
+                    if !multi.subs.is_empty() {
+                        out.extend_from_slice(&multi.subs);
+                        found = true;
+                        sources += 1;
+                    }
                 }
                 Dialect::Amqp => {
                     if multi.children.is_empty() && multi.one == NONE && multi.multi == NONE {
-                        out.extend_from_slice(&multi.subs);
-                        found |= !multi.subs.is_empty();
+                        if !multi.subs.is_empty() {
+                            out.extend_from_slice(&multi.subs);
+                            found = true;
+                            sources += 1;
+                        }
                     } else {
                         // `#` swallows k >= 0 words: states (multi, pos..=n), each visited once.
                         used_seen = true;
@@ -111,6 +121,8 @@ pub(super) fn lookup(
         out.truncate(start);
         return Ok(found);
     }
-    dedup_tail(out, start);
-    Ok(out.len() > start)
+    if sources > 1 {
+        dedup_tail(out, start);
+    }
+    Ok(found)
 }
