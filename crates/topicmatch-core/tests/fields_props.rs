@@ -1,6 +1,7 @@
 //! Property tests: the counting index (`FieldMatcher`) and `where=` topic subscriptions against
 //! a straightforward evaluator of the same criteria, written here independently of the core.
 //! Numbers stay small (and floats are halves), so comparing them as `f64` is exact.
+#![allow(clippy::float_cmp, clippy::cast_precision_loss)] // Exact in this small domain.
 
 mod common;
 
@@ -24,7 +25,6 @@ enum V {
 impl V {
     fn num(&self) -> Option<f64> {
         match self {
-            #[allow(clippy::cast_precision_loss)]
             V::I(i) => Some(*i as f64),
             V::F(f) => Some(*f),
             V::S(_) | V::B(_) => None,
@@ -99,7 +99,7 @@ impl C {
 #[derive(Debug, Clone)]
 struct Sub {
     criteria: Vec<(&'static str, C)>,
-    /// 0 = all, usize::MAX = any, else at least k.
+    /// 0 = all, `usize::MAX` = any, else at least k.
     mode: usize,
     subscriber: i64,
 }
@@ -217,8 +217,8 @@ fn check(ops: &[Op], padding: usize) -> Result<(), TestCaseError> {
     // Subscriptions no generated message can hit make the matcher large, so lookups take the
     // sparse counting path as well as the dense one.
     let pad = Filter::new(vec![("zz".into(), Criterion::Present)], Mode::All).unwrap();
-    for i in 0..padding {
-        fm.subscribe(&pad, &Subscriber::Int(1000 + i as i64));
+    for i in (1000..).take(padding) {
+        fm.subscribe(&pad, &Subscriber::Int(i));
     }
     let mut model: BTreeMap<u64, Sub> = BTreeMap::new();
     let mut ids = Vec::new();
