@@ -218,7 +218,8 @@ fn mode(obj: &Bound<'_, PyAny>) -> PyResult<Mode> {
     }
     Err(invalid(&format!(
         "unknown mode {}: expected \"all\", \"any\" or an int",
-        obj.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string())
+        obj.repr()
+            .map_or_else(|_| "?".to_owned(), |r| r.to_string())
     )))
 }
 

@@ -143,7 +143,10 @@ impl PyMatcher {
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let topic = convert::topic_text(topic, self.engine.dialect())?;
-        let fields = fields.map(criteria::message).transpose()?.unwrap_or_default();
+        let fields = fields
+            .map(criteria::message)
+            .transpose()?
+            .unwrap_or_default();
         let engine = &self.engine;
         let ids = gil::detach(py, || {
             let mut ids = Vec::new();
@@ -198,7 +201,10 @@ impl PyMatcher {
         fields: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let topic = convert::topic_text(topic, self.engine.dialect())?;
-        let fields = fields.map(criteria::message).transpose()?.unwrap_or_default();
+        let fields = fields
+            .map(criteria::message)
+            .transpose()?
+            .unwrap_or_default();
         let engine = &self.engine;
         gil::detach(py, || engine.matches_any_fields(&topic, &fields))?.map_err(errors::to_py)
     }

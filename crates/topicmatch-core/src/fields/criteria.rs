@@ -156,6 +156,9 @@ impl Criterion {
     }
 }
 
+/// The most criteria one filter may hold (the index counts hits in 16 bits).
+pub const MAX_CRITERIA: usize = 65_534;
+
 /// A validated set of criteria with a mode: what a content subscription asks of a message.
 ///
 /// Canonical: criteria are sorted, `In` sets sorted and deduplicated, and the mode is
@@ -176,6 +179,12 @@ impl Filter {
             return Err(Error::InvalidCriteria(
                 "criteria must name at least one field".into(),
             ));
+        }
+        if criteria.len() > MAX_CRITERIA {
+            return Err(Error::InvalidCriteria(format!(
+                "{} criteria in one subscription: at most {MAX_CRITERIA}",
+                criteria.len()
+            )));
         }
         let mut criteria = criteria
             .into_iter()

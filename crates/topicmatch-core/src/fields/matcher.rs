@@ -36,6 +36,9 @@ struct Inner {
     index: Index,
     /// By slot; `None` for a free slot.
     entries: Vec<Option<Entry>>,
+    /// The subscriber of each slot, apart from `entries` so that resolving a lookup's slots
+    /// reads 8 dense bytes per match.
+    subscribers: Vec<SubscriberId>,
     by_id: FxHashMap<SubscriptionId, Slot>,
     by_key: FxHashMap<(Arc<Filter>, SubscriberId), SubscriptionId>,
     registry: Registry,
@@ -63,6 +66,7 @@ impl FieldMatcher {
             inner: RwLock::new(Inner {
                 index: Index::default(),
                 entries: Vec::new(),
+                subscribers: Vec::new(),
                 by_id: FxHashMap::default(),
                 by_key: FxHashMap::default(),
                 registry: Registry::default(),
@@ -100,9 +104,12 @@ impl FieldMatcher {
         let inner = self.inner.read();
         let start = out.len();
         inner.index.lookup(message, Report::Matches, |slot, _| {
-            out.push(inner.subscriber_at(slot));
+            out.push(inner.subscribers[slot as usize]);
         });
-        dedup_tail(out, start);
+        // Only a subscriber holding several subscriptions can be reported twice.
+        if inner.by_id.len() > inner.registry.len() {
+            dedup_tail(out, start);
+        }
     }
 
     /// The distinct subscribers whose criteria `message` meets.
@@ -118,7 +125,7 @@ impl FieldMatcher {
         let inner = self.inner.read();
         let mut hits: Vec<(SubscriberId, usize)> = Vec::new();
         inner.index.lookup(message, Report::Hits, |slot, count| {
-            hits.push((inner.subscriber_at(slot), count as usize));
+            hits.push((inner.subscribers[slot as usize], count as usize));
         });
         hits.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         hits.dedup_by_key(|h| h.0);
@@ -201,13 +208,6 @@ impl FieldMatcher {
 }
 
 impl Inner {
-    fn subscriber_at(&self, slot: Slot) -> SubscriberId {
-        self.entries[slot as usize]
-            .as_ref()
-            .expect("the index reports held slots only")
-            .subscriber
-    }
-
     /// Inserts with `id` if the pair is new; returns the pair's id.
     fn insert(
         &mut self,
@@ -224,7 +224,9 @@ impl Inner {
         let slot = self.index.insert(&filter);
         if self.entries.len() < self.index.slots() {
             self.entries.resize_with(self.index.slots(), || None);
+            self.subscribers.resize(self.index.slots(), 0);
         }
+        self.subscribers[slot as usize] = sub;
         self.entries[slot as usize] = Some(Entry {
             id,
             filter: filter.clone(),

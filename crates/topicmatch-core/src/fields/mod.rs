@@ -30,7 +30,7 @@ mod message;
 mod postings;
 mod value;
 
-pub use criteria::{Comparison, Criterion, Filter, Mode};
+pub use criteria::{Comparison, Criterion, Filter, Mode, MAX_CRITERIA};
 pub use matcher::{FieldMatcher, FieldSubscription};
 pub use message::Message;
 pub use value::{Number, Value};

@@ -88,7 +88,7 @@ pub fn remove_slot(list: &mut Vec<Slot>, slot: Slot) -> bool {
 /// `x < t` for a suffix.
 ///
 /// New thresholds wait in a small unsorted `pending` list (scanned linearly by lookups) and
-/// are merged in when it outgrows `sqrt(len)`, so building a million thresholds costs
+/// are merged in when it outgrows `sqrt(len) / 2`, so building a million thresholds costs
 /// `O(sqrt(n))` per insert, not the `O(n)` of keeping one vector sorted.
 #[derive(Debug, Default)]
 pub struct Thresholds {
@@ -107,7 +107,7 @@ impl Thresholds {
     /// Adds `slot` with threshold `t`.
     pub fn insert(&mut self, t: Number, slot: Slot) {
         self.pending.push((t, slot));
-        if self.pending.len() > 32.max(sqrt(self.keys.len())) {
+        if self.pending.len() > 8.max(sqrt(self.keys.len()) / 2) {
             self.merge();
         }
     }
