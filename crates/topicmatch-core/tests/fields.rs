@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::{engine, sorted};
 use topicmatch_core::fields::{
-    Criterion, FieldMatcher, FieldSubscription, Filter, Message, Mode, Value,
+    Criterion, FieldMatcher, FieldSubscription, Filter, Message, Mode, Value, MAX_CRITERIA,
 };
 use topicmatch_core::{Algorithm, Dialect, Engine, Error, Limits, Subscriber};
 
@@ -198,6 +198,10 @@ fn criteria_errors_are_clear() {
         Mode::All,
         "at least one value",
     );
+    let many = (0..=MAX_CRITERIA)
+        .map(|_| ("p".into(), Criterion::Present))
+        .collect();
+    bad(many, Mode::Any, "at most 65534");
     assert!(Value::float(f64::NAN)
         .unwrap_err()
         .to_string()
