@@ -9,6 +9,8 @@ use rustc_hash::FxHashMap;
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
+use crate::fields::filtered::FilterTable;
+use crate::fields::{Filter, Message};
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::Pattern;
@@ -43,6 +45,8 @@ pub struct Engine {
     table: Mutex<Table>,
     registry: RwLock<Registry>,
     next_id: AtomicU64,
+    /// Subscriptions with field criteria (`where=`), see [`crate::fields::filtered`].
+    filters: FilterTable,
 }
 
 impl Engine {
@@ -61,6 +65,7 @@ impl Engine {
             table: Mutex::new(Table::default()),
             registry: RwLock::new(Registry::default()),
             next_id: AtomicU64::new(1),
+            filters: FilterTable::default(),
         })
     }
 
@@ -121,6 +126,56 @@ impl Engine {
         Ok(id)
     }
 
+    /// Subscribes `subscriber` to `pattern` for messages whose fields pass `filter`; the same
+    /// (pattern, filter, subscriber) again returns the same id. On error nothing changes.
+    pub fn subscribe_where(
+        &self,
+        pattern: &str,
+        subscriber: &Subscriber,
+        filter: &Filter,
+    ) -> Result<SubscriptionId> {
+        let mut table = self.table.lock();
+        let id = self.next_id.load(Ordering::Relaxed);
+        let filter = Arc::new(filter.clone());
+        let id = self.insert_filtered_locked(&mut table, pattern, subscriber, filter, id)?;
+        if id == self.next_id.load(Ordering::Relaxed) {
+            self.next_id.store(id + 1, Ordering::Relaxed);
+        }
+        Ok(id)
+    }
+
+    /// `insert_locked` for a filtered subscription: the algorithm holds it under a synthetic id.
+    fn insert_filtered_locked(
+        &self,
+        table: &mut Table,
+        pattern: &str,
+        subscriber: &Subscriber,
+        filter: Arc<Filter>,
+        id: SubscriptionId,
+    ) -> Result<SubscriptionId> {
+        let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
+        let text: Arc<str> = Arc::from(pattern);
+        if let Some(sub) = self.registry.read().id_of(subscriber) {
+            if let Some(existing) = self.filters.existing(&text, &filter, sub) {
+                return Ok(existing);
+            }
+        }
+        let max = self.config.limits.max_subscriptions;
+        if table.by_id.len() >= max {
+            return Err(Error::limit(
+                Limit::Subscriptions,
+                max,
+                table.by_id.len() + 1,
+            ));
+        }
+        let sub = self.registry.write().acquire(subscriber);
+        let synthetic = self.filters.insert(id, text.clone(), filter, sub);
+        self.matcher.insert(&parsed, synthetic);
+        table.by_key.insert((text.clone(), synthetic), id);
+        table.by_id.insert(id, (text, synthetic));
+        Ok(id)
+    }
+
     /// Removes a subscription; `false` if there was none with this id.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
         let mut table = self.table.lock();
@@ -132,18 +187,44 @@ impl Engine {
             .expect("a stored pattern was valid when subscribed");
         let removed = self.matcher.remove(&parsed, sub);
         debug_assert!(removed, "the algorithm held every subscribed pair");
+        let sub = self.filters.release(sub);
         self.registry.write().release(sub);
         true
     }
 
-    /// Appends the ids of the distinct subscribers matching `topic`.
+    /// Appends the ids of the distinct subscribers matching `topic` (a message without
+    /// fields: filtered subscriptions match only if their criteria need no field).
     pub fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        self.matcher.lookup_into(topic, out)
+        self.lookup_fields_into(topic, &Message::new(), out)
     }
 
-    /// Whether any subscription matches `topic`.
+    /// Appends the ids of the distinct subscribers matching `topic` whose criteria, if any,
+    /// `fields` meets.
+    pub fn lookup_fields_into(
+        &self,
+        topic: &str,
+        fields: &Message,
+        out: &mut Vec<SubscriberId>,
+    ) -> Result<()> {
+        let start = out.len();
+        self.matcher.lookup_into(topic, out)?;
+        self.filters.resolve_tail(out, start, fields);
+        Ok(())
+    }
+
+    /// Whether any subscription matches `topic` (a message without fields).
     pub fn matches_any(&self, topic: &str) -> Result<bool> {
-        self.matcher.matches_any(topic)
+        self.matches_any_fields(topic, &Message::new())
+    }
+
+    /// Whether any subscription matches `topic` with `fields`.
+    pub fn matches_any_fields(&self, topic: &str, fields: &Message) -> Result<bool> {
+        if self.filters.is_empty() {
+            return self.matcher.matches_any(topic);
+        }
+        let mut ids = Vec::new();
+        self.lookup_fields_into(topic, fields, &mut ids)?;
+        Ok(!ids.is_empty())
     }
 
     /// The distinct subscribers matching `topic`, resolved to their values.
@@ -186,11 +267,19 @@ impl Engine {
             .map(|(id, (text, sub))| Subscription {
                 id: *id,
                 pattern: text.clone(),
-                subscriber: registry.get(*sub).cloned().expect("held subscriber"),
+                subscriber: registry
+                    .get(self.filters.real(*sub))
+                    .cloned()
+                    .expect("held subscriber"),
             })
             .collect();
         all.sort_unstable_by_key(|s| s.id);
         all
+    }
+
+    /// The id and filter of every filtered subscription, ordered by id.
+    pub fn filters(&self) -> Vec<(SubscriptionId, Arc<Filter>)> {
+        self.filters.filters()
     }
 
     /// The id the next new subscription will get.
@@ -207,7 +296,21 @@ impl Engine {
         subscriptions: &[Subscription],
         next_id: SubscriptionId,
     ) -> Result<Self> {
+        Engine::restore_filtered(dialect, algorithm, limits, subscriptions, &[], next_id)
+    }
+
+    /// [`restore`](Self::restore) with the filters of filtered subscriptions, by id.
+    pub fn restore_filtered(
+        dialect: Dialect,
+        algorithm: Algorithm,
+        limits: Limits,
+        subscriptions: &[Subscription],
+        filters: &[(SubscriptionId, Arc<Filter>)],
+        next_id: SubscriptionId,
+    ) -> Result<Self> {
         let engine = Engine::new(dialect, algorithm, limits)?;
+        let filters: FxHashMap<SubscriptionId, &Arc<Filter>> =
+            filters.iter().map(|(id, f)| (*id, f)).collect();
         {
             let mut table = engine.table.lock();
             let mut max_id = 0;
@@ -218,7 +321,16 @@ impl Engine {
                         s.id
                     )));
                 }
-                let got = engine.insert_locked(&mut table, &s.pattern, &s.subscriber, s.id)?;
+                let got = match filters.get(&s.id) {
+                    Some(&f) => engine.insert_filtered_locked(
+                        &mut table,
+                        &s.pattern,
+                        &s.subscriber,
+                        f.clone(),
+                        s.id,
+                    )?,
+                    None => engine.insert_locked(&mut table, &s.pattern, &s.subscriber, s.id)?,
+                };
                 if got != s.id {
                     return Err(Error::InvalidArgument(format!(
                         "snapshot repeats subscription ({:?}, {:?})",
@@ -226,6 +338,11 @@ impl Engine {
                     )));
                 }
                 max_id = max_id.max(s.id);
+            }
+            if let Some(id) = filters.keys().find(|id| !table.by_id.contains_key(id)) {
+                return Err(Error::InvalidArgument(format!(
+                    "snapshot has a filter for subscription {id}, which it does not hold"
+                )));
             }
             engine
                 .next_id

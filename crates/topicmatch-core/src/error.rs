@@ -66,6 +66,9 @@ pub enum Error {
     },
     /// Invalid configuration or argument (unknown algorithm, bad option value).
     InvalidArgument(String),
+    /// Field criteria that cannot be matched (an unknown mode, `k` out of range, a comparison
+    /// with a non-number, an empty `in` set, NaN); Python raises it as `InvalidPattern`.
+    InvalidCriteria(String),
 }
 
 impl Error {
@@ -127,6 +130,7 @@ impl fmt::Display for Error {
                 write!(f, "limit exceeded: {} is {max}, got {actual}", limit.name())
             }
             Error::InvalidArgument(msg) => f.write_str(msg),
+            Error::InvalidCriteria(msg) => write!(f, "invalid criteria: {msg}"),
         }
     }
 }

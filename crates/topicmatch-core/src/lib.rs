@@ -19,6 +19,7 @@
 pub mod dialect;
 pub mod engine;
 pub mod error;
+pub mod fields;
 pub mod matcher;
 pub mod matchers;
 pub mod pattern;

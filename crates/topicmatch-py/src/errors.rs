@@ -89,7 +89,9 @@ fn raise(cell: &PyOnceLock<Py<PyType>>, message: String) -> PyErr {
 pub fn to_py(err: Error) -> PyErr {
     let message = err.to_string();
     match err {
-        Error::InvalidPattern { .. } => raise(&INVALID_PATTERN, message),
+        Error::InvalidPattern { .. } | Error::InvalidCriteria(_) => {
+            raise(&INVALID_PATTERN, message)
+        }
         Error::InvalidTopic { .. } => raise(&INVALID_TOPIC, message),
         Error::LimitExceeded { .. } => raise(&LIMIT_EXCEEDED, message),
         Error::InvalidArgument(_) => PyValueError::new_err(message),

@@ -5,7 +5,9 @@
 //! stored in Rust; subscribers are interned in the core's registry.
 
 mod convert;
+mod criteria;
 mod errors;
+mod fields;
 mod gil;
 mod matcher;
 
@@ -30,6 +32,19 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<matcher::PyMatcher>()?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;
     m.add_function(wrap_pyfunction!(matcher::restore_matcher, m)?)?;
+    m.add_class::<fields::PyFieldMatcher>()?;
+    m.add_class::<criteria::PyComparison>()?;
+    m.add_class::<criteria::PyPresent>()?;
+    m.add("PRESENT", criteria::present(py)?)?;
+    for f in [
+        wrap_pyfunction!(criteria::lt, m)?,
+        wrap_pyfunction!(criteria::le, m)?,
+        wrap_pyfunction!(criteria::gt, m)?,
+        wrap_pyfunction!(criteria::ge, m)?,
+        wrap_pyfunction!(fields::restore_field_matcher, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
     let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();

@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
+use topicmatch_core::fields::{Filter, Message};
 use topicmatch_core::{Algorithm, Dialect, Engine, Limits, SubscriberId, Subscription};
 
-use crate::{convert, errors, gil};
+use crate::{convert, criteria, errors, gil};
 
 /// Matches topics against wildcard subscriptions in one dialect with one algorithm.
 #[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
@@ -93,19 +94,37 @@ impl PyMatcher {
         Ok(d)
     }
 
-    /// Subscribes `subscriber` to `pattern`; returns the subscription id (the same id again for
-    /// the same pair).
+    /// Subscribes `subscriber` to `pattern`, and with `where` only to messages whose fields
+    /// meet those criteria in `mode`; returns the subscription id (the same id again for the
+    /// same pattern, criteria and subscriber).
+    #[pyo3(signature = (pattern, subscriber, *, r#where = None, mode = None))]
     fn subscribe(
         &self,
         pattern: &Bound<'_, PyAny>,
         subscriber: &Bound<'_, PyAny>,
+        r#where: Option<&Bound<'_, PyAny>>,
+        mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let text = convert::pattern_text(pattern, self.engine.dialect())?;
         let subscriber = convert::subscriber(subscriber)?;
+        let filter = match (r#where, mode) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "mode applies to where= criteria; pass where= too",
+                ))
+            }
+            (Some(criteria), mode) => {
+                let all = pyo3::types::PyString::new(pattern.py(), "all").into_any();
+                Some(criteria::filter(criteria, mode.unwrap_or(&all))?)
+            }
+        };
         gil::guarded(|| {
-            self.engine
-                .subscribe(&text, &subscriber)
-                .map_err(errors::to_py)
+            match &filter {
+                None => self.engine.subscribe(&text, &subscriber),
+                Some(f) => self.engine.subscribe_where(&text, &subscriber, f),
+            }
+            .map_err(errors::to_py)
         })
     }
 
@@ -114,35 +133,51 @@ impl PyMatcher {
         gil::guarded(|| Ok(self.engine.unsubscribe(subscription_id)))
     }
 
-    /// The distinct subscribers whose patterns match `topic`.
+    /// The distinct subscribers whose patterns match `topic` and whose `where` criteria, if
+    /// any, the message's `fields` meet (no `fields`: a message without fields).
+    #[pyo3(signature = (topic, fields = None))]
     fn lookup<'py>(
         &self,
         py: Python<'py>,
         topic: &Bound<'py, PyAny>,
+        fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let topic = convert::topic_text(topic, self.engine.dialect())?;
+        let fields = fields
+            .map(criteria::message)
+            .transpose()?
+            .unwrap_or_default();
         let engine = &self.engine;
         let ids = gil::detach(py, || {
             let mut ids = Vec::new();
-            engine.lookup_into(&topic, &mut ids).map(|()| ids)
+            engine
+                .lookup_fields_into(&topic, &fields, &mut ids)
+                .map(|()| ids)
         })?
         .map_err(errors::to_py)?;
         self.subscribers(py, &ids)
     }
 
-    /// `lookup` for each topic, in one call; the matching runs with the GIL released.
+    /// `lookup` for each topic, in one call; `fields`, if given, is a parallel iterable of
+    /// the messages' field mappings (`None` for a message without fields). The matching runs
+    /// with the GIL released.
+    #[pyo3(signature = (topics, fields = None))]
     fn lookup_many<'py>(
         &self,
         py: Python<'py>,
         topics: &Bound<'py, PyAny>,
+        fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let topics = convert::topic_texts(topics, self.engine.dialect())?;
+        let fields = parallel_fields(fields, topics.len())?;
         let engine = &self.engine;
+        let none = Message::new();
         let (ids, ends) = gil::detach(py, || {
             let mut ids = Vec::new();
             let mut ends = Vec::with_capacity(topics.len());
-            for topic in &topics {
-                engine.lookup_into(topic, &mut ids)?;
+            for (i, topic) in topics.iter().enumerate() {
+                let message = fields.get(i).unwrap_or(&none);
+                engine.lookup_fields_into(topic, message, &mut ids)?;
                 ends.push(ids.len());
             }
             Ok((ids, ends))
@@ -157,11 +192,21 @@ impl PyMatcher {
         Ok(out)
     }
 
-    /// Whether at least one subscription matches `topic`.
-    fn matches_any(&self, py: Python<'_>, topic: &Bound<'_, PyAny>) -> PyResult<bool> {
+    /// Whether at least one subscription matches `topic` (with `fields`, as `lookup`).
+    #[pyo3(signature = (topic, fields = None))]
+    fn matches_any(
+        &self,
+        py: Python<'_>,
+        topic: &Bound<'_, PyAny>,
+        fields: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
         let topic = convert::topic_text(topic, self.engine.dialect())?;
+        let fields = fields
+            .map(criteria::message)
+            .transpose()?
+            .unwrap_or_default();
         let engine = &self.engine;
-        gil::detach(py, || engine.matches_any(&topic))?.map_err(errors::to_py)
+        gil::detach(py, || engine.matches_any_fields(&topic, &fields))?.map_err(errors::to_py)
     }
 
     /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
@@ -202,22 +247,64 @@ impl PyMatcher {
             (l.max_topic_bytes, l.max_levels, l.max_subscriptions),
             this.subscriptions(py)?,
             this.engine.next_id(),
+            filters_to_py(py, &this.engine)?,
         )
             .into_pyobject(py)?;
         Ok((restore, args))
     }
 }
 
-/// Rebuilds a pickled matcher, keeping every subscription id.
+/// The messages of `lookup_many`'s `fields`: as many as there are topics.
+fn parallel_fields(fields: Option<&Bound<'_, PyAny>>, topics: usize) -> PyResult<Vec<Message>> {
+    let Some(fields) = fields else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(topics);
+    for item in fields.try_iter()? {
+        let item = item?;
+        out.push(if item.is_none() {
+            Message::new()
+        } else {
+            criteria::message(&item)?
+        });
+    }
+    if out.len() != topics {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "fields must hold one mapping (or None) per topic: got {} for {topics} topics",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// The `where` criteria of every filtered subscription as `(id, criteria, mode)`.
+fn filters_to_py<'py>(py: Python<'py>, engine: &Engine) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for (id, filter) in engine.filters() {
+        list.append((
+            id,
+            criteria::criteria_to_py(py, &filter)?,
+            criteria::mode_to_py(py, &filter)?,
+        ))?;
+    }
+    Ok(list)
+}
+
+/// Rebuilds a pickled matcher, keeping every subscription id and `where` criteria.
 #[pyfunction]
-#[pyo3(name = "_restore_matcher")]
+#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new()))]
 pub fn restore_matcher(
     dialect: &str,
     algorithm: &str,
     limits: (usize, usize, usize),
     subscriptions: Vec<(u64, String, Bound<'_, PyAny>)>,
     next_id: u64,
+    filters: Vec<(u64, Bound<'_, PyAny>, Bound<'_, PyAny>)>,
 ) -> PyResult<PyMatcher> {
+    let filters = filters
+        .into_iter()
+        .map(|(id, crit, mode)| Ok((id, Arc::new(criteria::filter(&crit, &mode)?))))
+        .collect::<PyResult<Vec<(u64, Arc<Filter>)>>>()?;
     let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
     let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
     let limits = Limits {
@@ -235,8 +322,8 @@ pub fn restore_matcher(
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let engine =
-        Engine::restore(dialect, algorithm, limits, &subs, next_id).map_err(errors::to_py)?;
+    let engine = Engine::restore_filtered(dialect, algorithm, limits, &subs, &filters, next_id)
+        .map_err(errors::to_py)?;
     Ok(PyMatcher {
         engine: Arc::new(engine),
     })

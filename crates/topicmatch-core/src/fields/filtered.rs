@@ -1,0 +1,156 @@
+//! Topic subscriptions with field criteria (`where=`): the bookkeeping the [`Engine`] keeps
+//! beside its topic algorithm.
+//!
+//! A filtered subscription enters the topic algorithm under a synthetic subscriber id of its
+//! own (the subscription id with the top bit set; registry ids never get that high). The topic
+//! match narrows the candidates; for each synthetic id among them, the engine evaluates that
+//! subscription's [`Filter`] against the message's fields, keeps the real subscriber if it
+//! passes, and deduplicates.
+//!
+//! [`Engine`]: crate::Engine
+
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use rustc_hash::FxHashMap;
+
+use crate::engine::SubscriptionId;
+use crate::fields::criteria::Filter;
+use crate::fields::message::Message;
+use crate::matcher::{dedup_tail, SubscriberId};
+
+/// The bit that marks a synthetic subscriber id.
+const SYNTHETIC: SubscriberId = 1 << 63;
+
+/// Whether `id` stands for a filtered subscription.
+pub fn is_synthetic(id: SubscriberId) -> bool {
+    id & SYNTHETIC != 0
+}
+
+struct Held {
+    pattern: Arc<str>,
+    filter: Arc<Filter>,
+    subscriber: SubscriberId,
+}
+
+#[derive(Default)]
+struct Inner {
+    by_synthetic: FxHashMap<SubscriberId, Held>,
+    by_key: FxHashMap<(Arc<str>, Arc<Filter>, SubscriberId), SubscriptionId>,
+}
+
+/// Filtered subscriptions by synthetic id and by (pattern, filter, subscriber).
+#[derive(Default)]
+pub struct FilterTable {
+    inner: RwLock<Inner>,
+}
+
+impl FilterTable {
+    /// The id of an identical filtered subscription, if one is held.
+    pub fn existing(
+        &self,
+        pattern: &Arc<str>,
+        filter: &Arc<Filter>,
+        subscriber: SubscriberId,
+    ) -> Option<SubscriptionId> {
+        let key = (pattern.clone(), filter.clone(), subscriber);
+        self.inner.read().by_key.get(&key).copied()
+    }
+
+    /// Holds a new filtered subscription; returns the synthetic id to insert in the algorithm.
+    pub fn insert(
+        &self,
+        id: SubscriptionId,
+        pattern: Arc<str>,
+        filter: Arc<Filter>,
+        subscriber: SubscriberId,
+    ) -> SubscriberId {
+        assert!(!is_synthetic(id), "subscription ids stay below 2^63");
+        let synthetic = id | SYNTHETIC;
+        let mut inner = self.inner.write();
+        let key = (pattern.clone(), filter.clone(), subscriber);
+        inner.by_key.insert(key, id);
+        inner.by_synthetic.insert(
+            synthetic,
+            Held {
+                pattern,
+                filter,
+                subscriber,
+            },
+        );
+        synthetic
+    }
+
+    /// The registry id behind `id`: itself unless synthetic, in which case the filtered
+    /// subscription is forgotten.
+    pub fn release(&self, id: SubscriberId) -> SubscriberId {
+        if !is_synthetic(id) {
+            return id;
+        }
+        let mut inner = self.inner.write();
+        let held = inner.by_synthetic.remove(&id).expect("held synthetic id");
+        inner
+            .by_key
+            .remove(&(held.pattern, held.filter, held.subscriber));
+        held.subscriber
+    }
+
+    /// The registry id behind `id` (itself unless synthetic).
+    pub fn real(&self, id: SubscriberId) -> SubscriberId {
+        if !is_synthetic(id) {
+            return id;
+        }
+        self.inner
+            .read()
+            .by_synthetic
+            .get(&id)
+            .expect("held synthetic id")
+            .subscriber
+    }
+
+    /// Whether no filtered subscription is held.
+    pub fn is_empty(&self) -> bool {
+        self.inner.read().by_synthetic.is_empty()
+    }
+
+    /// Every filtered subscription's id and filter.
+    pub fn filters(&self) -> Vec<(SubscriptionId, Arc<Filter>)> {
+        let inner = self.inner.read();
+        let mut all: Vec<_> = inner
+            .by_synthetic
+            .iter()
+            .map(|(synthetic, held)| (synthetic & !SYNTHETIC, held.filter.clone()))
+            .collect();
+        all.sort_unstable_by_key(|(id, _)| *id);
+        all
+    }
+
+    /// Replaces each synthetic id in `out[start..]` by its real subscriber if `message` passes
+    /// its filter (drops it otherwise), then deduplicates that tail.
+    pub fn resolve_tail(&self, out: &mut Vec<SubscriberId>, start: usize, message: &Message) {
+        if !out[start..].iter().any(|&id| is_synthetic(id)) {
+            return;
+        }
+        let inner = self.inner.read();
+        let mut kept = start;
+        for i in start..out.len() {
+            let id = out[i];
+            let real = if is_synthetic(id) {
+                // A subscription removed since the topic walk saw it is simply gone.
+                inner
+                    .by_synthetic
+                    .get(&id)
+                    .filter(|held| held.filter.matches(message))
+                    .map(|held| held.subscriber)
+            } else {
+                Some(id)
+            };
+            if let Some(real) = real {
+                out[kept] = real;
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
+        dedup_tail(out, start);
+    }
+}

@@ -1,0 +1,258 @@
+//! Field values: strings, booleans and numbers, with numbers compared exactly.
+//!
+//! A [`Number`] is an `i64` or an `f64` normalised so that each numeric value has exactly one
+//! representation: a float with an integral value inside the `i64` range is stored as that
+//! integer (so `1` and `1.0` are the same number and hash alike), `-0.0` is `0`, and NaN is
+//! refused. Comparing an integer with a float is exact, with no rounding through `f64`:
+//! `2^53 + 1` is greater than `2.0^53`.
+//!
+//! Booleans are their own kind: `true` is not the number `1`. A headers-exchange user who
+//! sends `urgent: true` does not mean `urgent: 1`, so the two never match each other.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use crate::error::{Error, Result};
+
+/// 2^63 as an `f64`: the first float above every `i64`.
+const I64_END: f64 = 9_223_372_036_854_775_808.0;
+
+/// A number compared exactly: integers and floats with the same value are equal.
+#[derive(Clone, Copy)]
+pub struct Number(Repr);
+
+#[derive(Clone, Copy)]
+enum Repr {
+    Int(i64),
+    /// Never NaN, never an integral value inside the `i64` range.
+    Float(f64),
+}
+
+impl Number {
+    /// The integer `v`.
+    pub fn int(v: i64) -> Self {
+        Number(Repr::Int(v))
+    }
+
+    /// The float `v`; `None` for NaN, which equals nothing.
+    pub fn float(v: f64) -> Option<Self> {
+        if v.is_nan() {
+            return None;
+        }
+        // The range check makes the cast exact: `v` is integral and inside `i64`.
+        #[allow(clippy::cast_possible_truncation)]
+        if v.fract() == 0.0 && (-I64_END..I64_END).contains(&v) {
+            return Some(Number(Repr::Int(v as i64)));
+        }
+        Some(Number(Repr::Float(v)))
+    }
+
+    /// The value as an integer, if it is one inside the `i64` range.
+    pub fn as_i64(self) -> Option<i64> {
+        match self.0 {
+            Repr::Int(i) => Some(i),
+            Repr::Float(_) => None,
+        }
+    }
+
+    /// The value as an `f64` (rounded for integers beyond 2^53).
+    #[allow(clippy::cast_precision_loss)]
+    pub fn as_f64(self) -> f64 {
+        match self.0 {
+            Repr::Int(i) => i as f64,
+            Repr::Float(f) => f,
+        }
+    }
+}
+
+/// Exact order of an integer and a float that is not an integral value inside `i64`.
+fn cmp_int_float(i: i64, f: f64) -> Ordering {
+    if f >= I64_END {
+        return Ordering::Less;
+    }
+    if f < -I64_END {
+        return Ordering::Greater;
+    }
+    // In range and not integral (or ±inf, handled above): `floor` is exact as an i64, and
+    // `f` lies strictly between `floor` and `floor + 1`.
+    #[allow(clippy::cast_possible_truncation)]
+    let floor = f.floor() as i64;
+    if i <= floor {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
+}
+
+impl Ord for Number {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.0, other.0) {
+            (Repr::Int(a), Repr::Int(b)) => a.cmp(&b),
+            (Repr::Float(a), Repr::Float(b)) => a.partial_cmp(&b).expect("no NaN is stored"),
+            (Repr::Int(a), Repr::Float(b)) => cmp_int_float(a, b),
+            (Repr::Float(a), Repr::Int(b)) => cmp_int_float(b, a).reverse(),
+        }
+    }
+}
+
+impl PartialOrd for Number {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Number {}
+
+impl Hash for Number {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Normalisation makes equal numbers share one representation.
+        match self.0 {
+            Repr::Int(i) => {
+                state.write_u8(0);
+                i.hash(state);
+            }
+            Repr::Float(f) => {
+                state.write_u8(1);
+                f.to_bits().hash(state);
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Repr::Int(i) => write!(f, "{i}"),
+            Repr::Float(x) => write!(f, "{x:?}"),
+        }
+    }
+}
+
+impl From<i64> for Number {
+    fn from(v: i64) -> Self {
+        Number::int(v)
+    }
+}
+
+/// A field value: what a message carries and what an equality criterion names.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    /// A boolean: its own kind, never equal to a number.
+    Bool(bool),
+    /// A number, compared exactly.
+    Num(Number),
+    /// A string, compared byte for byte.
+    Str(Box<str>),
+}
+
+impl Value {
+    /// A float value, refusing NaN (which could never be matched).
+    pub fn float(v: f64) -> Result<Self> {
+        Number::float(v)
+            .map(Value::Num)
+            .ok_or_else(|| Error::InvalidCriteria("NaN is not a value: it equals nothing".into()))
+    }
+
+    /// The number, if this is one.
+    pub fn number(&self) -> Option<Number> {
+        match self {
+            Value::Num(n) => Some(*n),
+            Value::Bool(_) | Value::Str(_) => None,
+        }
+    }
+
+    /// The kind's name, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Bool(_) => "bool",
+            Value::Num(_) => "number",
+            Value::Str(_) => "str",
+        }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Num(n) => write!(f, "{n}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Num(Number::int(v))
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Str(v.into())
+    }
+}
+
+impl From<Number> for Value {
+    fn from(v: Number) -> Self {
+        Value::Num(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(v: f64) -> Number {
+        Number::float(v).unwrap()
+    }
+
+    #[test]
+    fn integral_floats_are_integers() {
+        assert_eq!(f(1.0), Number::int(1));
+        assert_eq!(f(-0.0), Number::int(0));
+        assert_eq!(f(1.0).as_i64(), Some(1));
+        assert!(Number::float(f64::NAN).is_none());
+        assert!(Value::float(f64::NAN).is_err());
+        let mut set = std::collections::HashSet::new();
+        set.insert(Value::from(1));
+        assert!(set.contains(&Value::Num(f(1.0))));
+        assert_ne!(Value::from(1), Value::from(true));
+        assert_ne!(Value::from(1), Value::from("1"));
+    }
+
+    #[test]
+    fn int_float_order_is_exact() {
+        let two53 = 1_i64 << 53;
+        assert!(Number::int(two53 + 1) > f(9_007_199_254_740_992.0));
+        assert!(Number::int(i64::MAX) < f(I64_END));
+        assert!(Number::int(i64::MIN) == f(-I64_END));
+        assert!(Number::int(i64::MIN) > f(-I64_END * 2.0));
+        assert!(Number::int(2) > f(1.5));
+        assert!(Number::int(1) < f(1.5));
+        assert!(Number::int(-2) < f(-1.5));
+        assert!(Number::int(-1) > f(-1.5));
+        assert!(f(f64::INFINITY) > Number::int(i64::MAX));
+        assert!(f(f64::NEG_INFINITY) < Number::int(i64::MIN));
+        assert!(f(0.5) < f(0.75));
+    }
+}

@@ -1,0 +1,406 @@
+//! Content matching: the seeds' worked example, every criterion and mode, errors, ids,
+//! slot reuse, snapshots and `where=` on topic subscriptions.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{engine, sorted};
+use topicmatch_core::fields::{
+    Criterion, FieldMatcher, FieldSubscription, Filter, Message, Mode, Value, MAX_CRITERIA,
+};
+use topicmatch_core::{Algorithm, Dialect, Engine, Error, Limits, Subscriber};
+
+fn filter(criteria: &[(&str, Criterion)], mode: Mode) -> Filter {
+    Filter::new(
+        criteria
+            .iter()
+            .map(|(f, c)| ((*f).into(), c.clone()))
+            .collect(),
+        mode,
+    )
+    .unwrap()
+}
+
+fn eq(v: impl Into<Value>) -> Criterion {
+    Criterion::Eq(v.into())
+}
+
+fn num(v: f64) -> Value {
+    Value::float(v).unwrap()
+}
+
+fn s(name: &str) -> Subscriber {
+    Subscriber::from(name)
+}
+
+/// Seeds 000/001, "Field Matching Example": subscriptions 0..3 in `mode`.
+fn seed_matcher(mode: Mode) -> FieldMatcher {
+    let fm = FieldMatcher::new();
+    let subs: [&[(&str, Criterion)]; 4] = [
+        &[("currency", eq("USD")), ("urgent", Criterion::Present)],
+        &[("currency", eq("EUR"))],
+        &[("market", eq("forex")), ("currency", eq("EUR"))],
+        &[("urgent", Criterion::Present)],
+    ];
+    for (i, criteria) in subs.iter().enumerate() {
+        fm.subscribe(&filter(criteria, mode), &s(&i.to_string()));
+    }
+    fm
+}
+
+fn seed_messages() -> [Message; 3] {
+    [
+        Message::new()
+            .with("currency", "JPY")
+            .with("market", "forex")
+            .with_opaque("slow"),
+        Message::new().with("currency", "JPY").with_opaque("urgent"),
+        Message::new()
+            .with("market", "forex")
+            .with("currency", "EUR"),
+    ]
+}
+
+fn names(subs: Vec<Subscriber>) -> Vec<Subscriber> {
+    sorted(subs)
+}
+
+#[test]
+fn seed_worked_example_hits_and_results() {
+    let and = seed_matcher(Mode::All);
+    let or = seed_matcher(Mode::Any);
+    let [a, b, c] = seed_messages();
+    // The seeds' "Hits" rows, zeros left out.
+    assert_eq!(and.hits(&a), vec![(s("2"), 1)]);
+    assert_eq!(and.hits(&b), vec![(s("0"), 1), (s("3"), 1)]);
+    assert_eq!(and.hits(&c), vec![(s("1"), 1), (s("2"), 2)]);
+    assert_eq!(or.hits(&c), and.hits(&c));
+    // Hit count equal to the criteria count: AND.
+    assert!(and.lookup(&a).is_empty());
+    assert_eq!(names(and.lookup(&b)), vec![s("3")]);
+    assert_eq!(names(and.lookup(&c)), vec![s("1"), s("2")]);
+    // Hit count of at least one: OR.
+    assert_eq!(names(or.lookup(&a)), vec![s("2")]);
+    assert_eq!(names(or.lookup(&b)), vec![s("0"), s("3")]);
+    assert_eq!(names(or.lookup(&c)), vec![s("1"), s("2")]);
+}
+
+#[test]
+fn every_criterion_kind() {
+    let fm = FieldMatcher::new();
+    let cases: Vec<(&str, Criterion)> = vec![
+        ("eq", eq("USD")),
+        ("in", Criterion::In(vec!["USD".into(), "GBP".into()])),
+        ("present", Criterion::Present),
+        ("lt", Criterion::Lt(100.into())),
+        ("le", Criterion::Le(100.into())),
+        ("gt", Criterion::Gt(num(99.5))),
+        ("ge", Criterion::Ge(100.into())),
+    ];
+    for (name, c) in &cases {
+        fm.subscribe(&filter(&[("x", c.clone())], Mode::All), &s(name));
+    }
+    let check = |value: Option<Value>, want: &[&str]| {
+        let mut m = Message::new();
+        m.set("x", value.clone());
+        let got = names(fm.lookup(&m));
+        let want = names(want.iter().map(|n| s(n)).collect());
+        assert_eq!(got, want, "x = {value:?}");
+    };
+    check(Some("USD".into()), &["eq", "in", "present"]);
+    check(Some("GBP".into()), &["in", "present"]);
+    check(Some(100.into()), &["present", "le", "gt", "ge"]);
+    check(Some(num(100.0)), &["present", "le", "gt", "ge"]);
+    check(Some(num(99.75)), &["present", "lt", "le", "gt"]);
+    check(Some(99.into()), &["present", "lt", "le"]);
+    check(Some(101.into()), &["present", "gt", "ge"]);
+    check(Some(true.into()), &["present"]);
+    check(None, &["present"]);
+    assert!(fm.lookup(&Message::new().with("y", 100)).is_empty());
+}
+
+#[test]
+fn numbers_are_exact_and_bools_are_not_numbers() {
+    let fm = FieldMatcher::new();
+    fm.subscribe(&filter(&[("n", eq(1))], Mode::All), &s("one"));
+    fm.subscribe(&filter(&[("n", eq(true))], Mode::All), &s("true"));
+    fm.subscribe(&filter(&[("n", eq("1"))], Mode::All), &s("str"));
+    let two53 = 1_i64 << 53;
+    fm.subscribe(
+        &filter(
+            &[("big", Criterion::Gt(num(9.007_199_254_740_992e15)))],
+            Mode::All,
+        ),
+        &s("big"),
+    );
+    assert_eq!(
+        fm.lookup(&Message::new().with("n", num(1.0))),
+        vec![s("one")]
+    );
+    assert_eq!(fm.lookup(&Message::new().with("n", 1)), vec![s("one")]);
+    assert_eq!(fm.lookup(&Message::new().with("n", true)), vec![s("true")]);
+    assert_eq!(fm.lookup(&Message::new().with("n", "1")), vec![s("str")]);
+    assert!(fm.lookup(&Message::new().with("n", false)).is_empty());
+    assert_eq!(
+        fm.lookup(&Message::new().with("big", two53 + 1)),
+        vec![s("big")]
+    );
+    assert!(fm.lookup(&Message::new().with("big", two53)).is_empty());
+    assert!(fm.lookup(&Message::new().with("big", true)).is_empty());
+}
+
+#[test]
+fn at_least_k_and_mode_normalisation() {
+    let fm = FieldMatcher::new();
+    let abc = [("a", eq(1)), ("b", eq(2)), ("c", eq(3))];
+    let id = fm.subscribe(&filter(&abc, Mode::AtLeast(2)), &s("dave"));
+    let m1 = Message::new().with("a", 1).with("b", 0).with("c", 3);
+    assert_eq!(fm.lookup(&m1), vec![s("dave")]);
+    assert!(fm.lookup(&Message::new().with("a", 1)).is_empty());
+    assert_eq!(fm.hits(&Message::new().with("a", 1)), vec![(s("dave"), 1)]);
+    // Same threshold, same subscription.
+    assert_eq!(filter(&abc, Mode::AtLeast(3)), filter(&abc, Mode::All));
+    assert_eq!(filter(&abc, Mode::AtLeast(1)), filter(&abc, Mode::Any));
+    assert_eq!(filter(&abc[..1], Mode::Any).mode(), Mode::All);
+    let reordered = [abc[2].clone(), abc[0].clone(), abc[1].clone()];
+    assert_eq!(
+        fm.subscribe(&filter(&reordered, Mode::AtLeast(2)), &s("dave")),
+        id
+    );
+    assert_eq!(fm.len(), 1);
+}
+
+#[test]
+fn criteria_errors_are_clear() {
+    let bad = |criteria: Vec<(Box<str>, Criterion)>, mode: Mode, needle: &str| {
+        let err = Filter::new(criteria, mode).unwrap_err();
+        assert!(matches!(err, Error::InvalidCriteria(_)), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(needle), "{text:?} lacks {needle:?}");
+    };
+    let one = || vec![("a".into(), eq(1)), ("b".into(), eq(2))];
+    bad(one(), Mode::AtLeast(3), "between 1 and 2");
+    bad(one(), Mode::AtLeast(0), "between 1 and 2");
+    bad(vec![], Mode::All, "at least one field");
+    bad(
+        vec![("p".into(), Criterion::Gt("x".into()))],
+        Mode::All,
+        "needs a number",
+    );
+    bad(
+        vec![("p".into(), Criterion::Le(true.into()))],
+        Mode::All,
+        "needs a number",
+    );
+    bad(
+        vec![("p".into(), Criterion::In(vec![]))],
+        Mode::All,
+        "at least one value",
+    );
+    let many = (0..=MAX_CRITERIA)
+        .map(|_| ("p".into(), Criterion::Present))
+        .collect();
+    bad(many, Mode::Any, "at most 65534");
+    assert!(Value::float(f64::NAN)
+        .unwrap_err()
+        .to_string()
+        .contains("NaN"));
+    assert!(Mode::parse("some")
+        .unwrap_err()
+        .to_string()
+        .contains("unknown mode"));
+    assert_eq!(Mode::parse("any").unwrap(), Mode::Any);
+}
+
+#[test]
+fn ids_unsubscribe_and_slot_reuse() {
+    let fm = FieldMatcher::new();
+    let f1 = filter(&[("a", eq(1))], Mode::All);
+    let f2 = filter(
+        &[("a", Criterion::Ge(0.into())), ("b", Criterion::Present)],
+        Mode::Any,
+    );
+    let x = fm.subscribe(&f1, &s("x"));
+    assert_eq!(fm.subscribe(&f1, &s("x")), x);
+    let y = fm.subscribe(&f1, &s("y"));
+    let z = fm.subscribe(&f2, &s("x"));
+    assert_eq!(fm.len(), 3);
+    let m = Message::new().with("a", 1);
+    assert_eq!(names(fm.lookup(&m)), vec![s("x"), s("y")]);
+    assert_eq!(fm.hits(&m), vec![(s("x"), 1), (s("y"), 1)]);
+    assert!(fm.unsubscribe(x));
+    assert!(!fm.unsubscribe(x));
+    assert_eq!(names(fm.lookup(&m)), vec![s("x"), s("y")]);
+    assert!(fm.unsubscribe(z));
+    assert_eq!(fm.lookup(&m), vec![s("y")]);
+    // Freed slots are reused, ids are not.
+    let w = fm.subscribe(
+        &filter(&[("c", Criterion::Lt(5.into()))], Mode::All),
+        &s("w"),
+    );
+    assert!(w > z);
+    assert_eq!(fm.lookup(&Message::new().with("c", 4)), vec![s("w")]);
+    assert!(fm.lookup(&Message::new().with("b", 4)).is_empty());
+    assert!(fm.unsubscribe(y) && fm.unsubscribe(w));
+    assert!(fm.is_empty());
+    assert!(fm.lookup(&m).is_empty());
+}
+
+#[test]
+fn snapshot_restores_ids_filters_and_subscribers() {
+    let fm = seed_matcher(Mode::Any);
+    fm.unsubscribe(2);
+    let snap = fm.subscriptions();
+    let back = FieldMatcher::restore(&snap, fm.next_id()).unwrap();
+    assert_eq!(back.subscriptions(), snap);
+    for m in seed_messages() {
+        assert_eq!(back.hits(&m), fm.hits(&m));
+    }
+    assert!(back.subscribe(&filter(&[("q", eq(1))], Mode::All), &s("q")) >= fm.next_id());
+    let mut clash = snap.clone();
+    clash.push(FieldSubscription {
+        id: 99,
+        ..snap[0].clone()
+    });
+    assert!(FieldMatcher::restore(&clash, 0).is_err());
+}
+
+#[test]
+fn concurrent_lookups_see_consistent_results() {
+    let fm = Arc::new(seed_matcher(Mode::Any));
+    let [_, _, c] = seed_messages();
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let fm = &fm;
+            let c = &c;
+            scope.spawn(move || {
+                for i in 0..500 {
+                    if t == 0 {
+                        let id = fm.subscribe(&filter(&[("k", eq(i))], Mode::All), &s("tmp"));
+                        assert!(fm.unsubscribe(id));
+                    } else {
+                        assert_eq!(names(fm.lookup(c)), vec![s("1"), s("2")]);
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn dense_counting_agrees_with_sparse() {
+    // Many subscriptions hit by one message switch the lookup to the dense pass.
+    let fm = FieldMatcher::new();
+    for i in 0..64 {
+        let criteria = [("a", eq(1)), ("b", Criterion::Gt(i.into()))];
+        fm.subscribe(&filter(&criteria, Mode::All), &Subscriber::Int(i));
+    }
+    let got = fm.lookup(&Message::new().with("a", 1).with("b", 10));
+    assert_eq!(
+        sorted(got),
+        (0..10).map(Subscriber::Int).collect::<Vec<_>>()
+    );
+    let hits = fm.hits(&Message::new().with("a", 1).with("b", 10));
+    assert_eq!(hits.len(), 64);
+    assert!(hits
+        .iter()
+        .all(|(sub, n)| *n == if *sub < Subscriber::Int(10) { 2 } else { 1 }));
+}
+
+#[test]
+fn where_filters_topic_subscriptions_in_every_algorithm() {
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        let eur = filter(&[("currency", eq("EUR"))], Mode::All);
+        let id = m.subscribe_where("forex.*", &s("eur-desk"), &eur).unwrap();
+        assert_eq!(
+            m.subscribe_where("forex.*", &s("eur-desk"), &eur).unwrap(),
+            id
+        );
+        let plain = m.subscribe("forex.*", &s("eur-desk")).unwrap();
+        assert_ne!(plain, id);
+        m.subscribe_where(
+            "#",
+            &s("big"),
+            &filter(&[("qty", Criterion::Gt(100.into()))], Mode::All),
+        )
+        .unwrap();
+        assert_eq!(m.len(), 3);
+        let eur_msg = Message::new().with("currency", "EUR").with("qty", 500);
+        let mut out = Vec::new();
+        m.lookup_fields_into("forex.spot", &eur_msg, &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 2, "{algorithm}: eur-desk once, big once");
+        assert!(m.unsubscribe(plain));
+        let lookup = |topic: &str, fields: &Message| {
+            let mut out = Vec::new();
+            m.lookup_fields_into(topic, fields, &mut out).unwrap();
+            names(m.resolve(&out))
+        };
+        assert_eq!(
+            lookup("forex.spot", &eur_msg),
+            vec![s("big"), s("eur-desk")]
+        );
+        assert_eq!(
+            lookup("forex.spot", &Message::new().with("currency", "USD")),
+            vec![]
+        );
+        assert_eq!(lookup("bond.x", &eur_msg), vec![s("big")]);
+        assert!(
+            m.lookup("forex.spot").unwrap().is_empty(),
+            "no fields: no filter passes"
+        );
+        assert!(!m.matches_any("forex.spot").unwrap());
+        assert!(m.matches_any_fields("forex.spot", &eur_msg).unwrap());
+        assert!(m.lookup_fields_into("a..b", &eur_msg, &mut out).is_ok());
+        // Snapshots keep filters and ids; the subscriber shows as itself.
+        let subs = m.subscriptions();
+        let shown: Vec<_> = subs.iter().map(|sub| sub.subscriber.clone()).collect();
+        assert_eq!(shown, vec![s("eur-desk"), s("big")]);
+        let back = Engine::restore_filtered(
+            m.dialect(),
+            algorithm,
+            m.limits(),
+            &subs,
+            &m.filters(),
+            m.next_id(),
+        )
+        .unwrap();
+        assert_eq!(back.subscriptions(), subs);
+        assert_eq!(back.filters(), m.filters());
+        assert!(back.lookup("forex.spot").unwrap().is_empty());
+        assert!(m.unsubscribe(id));
+        assert_eq!(lookup("forex.spot", &eur_msg), vec![s("big")]);
+        let orphan = vec![(12345, Arc::new(eur.clone()))];
+        assert!(Engine::restore_filtered(
+            Dialect::Amqp,
+            algorithm,
+            Limits::for_dialect(Dialect::Amqp),
+            &[],
+            &orphan,
+            1
+        )
+        .is_err());
+    }
+}
+
+#[test]
+fn where_respects_limits_and_pattern_errors() {
+    let limits = Limits {
+        max_subscriptions: 1,
+        ..Limits::for_dialect(Dialect::Mqtt)
+    };
+    let m = Engine::new(Dialect::Mqtt, Algorithm::Trie, limits).unwrap();
+    let f = filter(&[("a", Criterion::Present)], Mode::All);
+    assert!(matches!(
+        m.subscribe_where("a/#/b", &s("x"), &f),
+        Err(Error::InvalidPattern { .. })
+    ));
+    m.subscribe_where("a/#", &s("x"), &f).unwrap();
+    assert!(matches!(
+        m.subscribe_where("b/#", &s("x"), &f),
+        Err(Error::LimitExceeded { .. })
+    ));
+    assert_eq!(m.len(), 1);
+}

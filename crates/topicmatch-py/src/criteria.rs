@@ -1,0 +1,344 @@
+//! Field criteria in Python: `tm.PRESENT`, `tm.lt/le/gt/ge`, and the conversions of criteria
+//! dicts, modes and messages into the core's owned data (and back, for pickling).
+//!
+//! Decisions: a criterion value is str, int (64-bit), float (not NaN) or bool, a tuple, list,
+//! set or frozenset of those ("in"), `PRESENT` or a comparison; anything else is
+//! `InvalidPattern`. A message is a mapping with str keys (else `TypeError`); a field whose
+//! value is of another kind (None, bytes, a list, an int beyond 64 bits, NaN...) counts as
+//! present but equals nothing and compares with nothing.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyMapping, PyMappingMethods, PySet,
+    PyString, PyTuple,
+};
+use topicmatch_core::fields::{Comparison, Criterion, Filter, Message, Mode, Number, Value};
+
+use crate::errors;
+
+/// The marker of a presence criterion: `tm.PRESENT`.
+#[pyclass(frozen, name = "Present", module = "topicmatch._native")]
+pub struct PyPresent;
+
+#[pymethods]
+#[allow(clippy::unused_self)] // Python calls these as methods.
+impl PyPresent {
+    fn __repr__(&self) -> &'static str {
+        "PRESENT"
+    }
+
+    fn __reduce__(&self) -> &'static str {
+        "PRESENT"
+    }
+}
+
+static PRESENT: PyOnceLock<Py<PyPresent>> = PyOnceLock::new();
+
+/// The one `PRESENT` object.
+pub fn present(py: Python<'_>) -> PyResult<Bound<'_, PyPresent>> {
+    let present = PRESENT.get_or_try_init(py, || Py::new(py, PyPresent))?;
+    Ok(present.bind(py).clone())
+}
+
+/// A numeric comparison criterion, made by `tm.lt`, `tm.le`, `tm.gt` or `tm.ge`.
+#[pyclass(frozen, name = "Comparison", module = "topicmatch._native")]
+pub struct PyComparison {
+    op: Comparison,
+    value: Number,
+}
+
+#[pymethods]
+impl PyComparison {
+    /// The operator's name: "lt", "le", "gt" or "ge".
+    #[getter]
+    fn op(&self) -> &'static str {
+        self.op.name()
+    }
+
+    /// The threshold.
+    #[getter]
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        number_to_py(py, self.value)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{}({})", self.op.name(), self.value)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyComparison>()
+            .is_ok_and(|o| o.get().op == self.op && o.get().value == self.value)
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.op, self.value).hash(&mut h);
+        h.finish()
+    }
+
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        let make = py.import("topicmatch._native")?.getattr(self.op.name())?;
+        Ok((make, (number_to_py(py, self.value)?,)))
+    }
+}
+
+fn comparison(op: Comparison, value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
+    let value = scalar(value).map_err(|why| invalid(&format!("{}: {why}", op.name())))?;
+    let Some(number) = value.number() else {
+        return Err(invalid(&format!(
+            "{} needs a number, not the {} {value:?}",
+            op.name(),
+            value.kind()
+        )));
+    };
+    Ok(PyComparison { op, value: number })
+}
+
+fn invalid(why: &str) -> PyErr {
+    errors::invalid_pattern(format!("invalid criteria: {why}"))
+}
+
+/// The criterion "field < value".
+#[pyfunction]
+pub fn lt(value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
+    comparison(Comparison::Lt, value)
+}
+
+/// The criterion "field <= value".
+#[pyfunction]
+pub fn le(value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
+    comparison(Comparison::Le, value)
+}
+
+/// The criterion "field > value".
+#[pyfunction]
+pub fn gt(value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
+    comparison(Comparison::Gt, value)
+}
+
+/// The criterion "field >= value".
+#[pyfunction]
+pub fn ge(value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
+    comparison(Comparison::Ge, value)
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+}
+
+/// A message value, or `None` for a kind no criterion can name.
+fn message_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Some(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i64>().ok().map(Value::from);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Number::float(f.value()).map(Value::Num);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return s.to_str().ok().map(Value::from);
+    }
+    None
+}
+
+/// A criterion's scalar value: str, int, float or bool, else the reason it is not.
+fn scalar(obj: &Bound<'_, PyAny>) -> Result<Value, String> {
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj
+            .extract::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("the integer {obj} does not fit in 64 bits"));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Number::float(f.value())
+            .map(Value::Num)
+            .ok_or_else(|| "NaN is not a value: it equals nothing".to_owned());
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return s
+            .to_str()
+            .map(Value::from)
+            .map_err(|_| "a str value is not valid UTF-8 (a lone surrogate)".to_owned());
+    }
+    Err(format!(
+        "a value must be str, int, float or bool (or a tuple, list or set of them, PRESENT, \
+         or tm.lt/le/gt/ge), not {}",
+        type_name(obj)
+    ))
+}
+
+/// One criterion from its Python form.
+fn criterion(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Criterion> {
+    if obj.is_instance_of::<PyPresent>() {
+        return Ok(Criterion::Present);
+    }
+    if let Ok(c) = obj.cast::<PyComparison>() {
+        let c = c.get();
+        return Ok(Criterion::compare(c.op, c.value));
+    }
+    let is_set = obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PySet>()
+        || obj.is_instance_of::<PyFrozenSet>();
+    if is_set {
+        obj.try_iter()?
+            .map(|v| scalar(&v?).map_err(|why| invalid(&format!("field {field:?}: {why}"))))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Criterion::In)
+    } else {
+        scalar(obj)
+            .map(Criterion::Eq)
+            .map_err(|why| invalid(&format!("field {field:?}: {why}")))
+    }
+}
+
+/// A mode: "all", "any" or an int k.
+fn mode(obj: &Bound<'_, PyAny>) -> PyResult<Mode> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Mode::parse(&s.to_string_lossy()).map_err(errors::to_py);
+    }
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        // A k below 1 or beyond usize is refused by `Filter::new` as out of range.
+        let k = obj.extract::<i64>().unwrap_or(0);
+        return Ok(Mode::AtLeast(usize::try_from(k).unwrap_or(0)));
+    }
+    Err(invalid(&format!(
+        "unknown mode {}: expected \"all\", \"any\" or an int",
+        obj.repr()
+            .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+    )))
+}
+
+/// The items of a mapping with str keys, else `TypeError` naming `what`.
+fn str_items<'py>(
+    obj: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>> {
+    let pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = if let Ok(d) = obj.cast::<PyDict>() {
+        d.iter().collect()
+    } else if let Ok(m) = obj.cast::<PyMapping>() {
+        m.items()?
+            .iter()
+            .map(|kv| kv.extract())
+            .collect::<PyResult<_>>()?
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a mapping of str keys, not {}",
+            type_name(obj)
+        )));
+    };
+    pairs
+        .into_iter()
+        .map(|(k, v)| {
+            let k = k.cast_into::<PyString>().map_err(|e| {
+                PyTypeError::new_err(format!(
+                    "{what} keys must be str, not {}",
+                    type_name(e.into_inner().as_any())
+                ))
+            })?;
+            Ok((k, v))
+        })
+        .collect()
+}
+
+/// A filter from a criteria mapping and a mode.
+pub fn filter(criteria: &Bound<'_, PyAny>, mode_obj: &Bound<'_, PyAny>) -> PyResult<Filter> {
+    let mut out = Vec::new();
+    for (k, v) in str_items(criteria, "criteria")? {
+        let field = k
+            .to_str()
+            .map_err(|_| invalid("a field name is not valid UTF-8 (a lone surrogate)"))?;
+        out.push((field.into(), criterion(field, &v)?));
+    }
+    Filter::new(out, mode(mode_obj)?).map_err(errors::to_py)
+}
+
+/// A message from a mapping of str keys. Keys that are not valid UTF-8 cannot be named by any
+/// criterion, so they are left out.
+pub fn message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
+    let mut out = Message::new();
+    for (k, v) in str_items(obj, "a message")? {
+        if let Ok(field) = k.to_str() {
+            out.set(field, message_value(&v));
+        }
+    }
+    Ok(out)
+}
+
+/// Every message of an iterable of mappings.
+pub fn messages(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Message>> {
+    if obj.cast::<PyMapping>().is_ok() {
+        return Err(PyTypeError::new_err(
+            "messages must be an iterable of mappings, not a single mapping",
+        ));
+    }
+    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
+    for item in obj.try_iter()? {
+        out.push(message(&item?)?);
+    }
+    Ok(out)
+}
+
+fn number_to_py(py: Python<'_>, n: Number) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match n.as_i64() {
+        Some(i) => i.into_pyobject(py)?.into_any(),
+        None => PyFloat::new(py, n.as_f64()).into_any(),
+    })
+}
+
+fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Num(n) => number_to_py(py, *n)?,
+        Value::Str(s) => PyString::new(py, s).into_any(),
+    })
+}
+
+fn criterion_to_py<'py>(py: Python<'py>, c: &Criterion) -> PyResult<Bound<'py, PyAny>> {
+    if let Some((op, value)) = c.comparison() {
+        return Ok(Bound::new(py, PyComparison { op, value })?.into_any());
+    }
+    match c {
+        Criterion::Eq(v) => value_to_py(py, v),
+        Criterion::In(vs) => {
+            let items = vs
+                .iter()
+                .map(|v| value_to_py(py, v))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyTuple::new(py, items)?.into_any())
+        }
+        _ => Ok(present(py)?.into_any()),
+    }
+}
+
+/// A filter's criteria as a dict of their Python forms.
+pub fn criteria_to_py<'py>(py: Python<'py>, f: &Filter) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (field, c) in f.criteria() {
+        d.set_item(&**field, criterion_to_py(py, c)?)?;
+    }
+    Ok(d)
+}
+
+/// A filter's mode in its Python form: "all", "any" or k.
+pub fn mode_to_py<'py>(py: Python<'py>, f: &Filter) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match f.mode() {
+        Mode::All => PyString::new(py, "all").into_any(),
+        Mode::Any => PyString::new(py, "any").into_any(),
+        Mode::AtLeast(k) => k.into_pyobject(py)?.into_any(),
+    })
+}

@@ -1,0 +1,250 @@
+"""Content-based routing: FieldMatcher and Matcher(where=..., fields=...)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import threading
+from collections import UserDict
+
+import pytest
+
+import topicmatch as tm
+
+SEED_SUBSCRIPTIONS = [
+    {"currency": "USD", "urgent": tm.PRESENT},
+    {"currency": "EUR"},
+    {"market": "forex", "currency": "EUR"},
+    {"urgent": tm.PRESENT},
+]
+SEED_MESSAGES = {
+    "A": {"currency": "JPY", "market": "forex", "slow": None},
+    "B": {"currency": "JPY", "urgent": None},
+    "C": {"market": "forex", "currency": "EUR"},
+}
+
+
+def seed_matcher(mode: str) -> tm.FieldMatcher:
+    fm = tm.FieldMatcher()
+    for i, criteria in enumerate(SEED_SUBSCRIPTIONS):
+        fm.subscribe(criteria, i, mode=mode)
+    return fm
+
+
+def test_seed_worked_example() -> None:
+    """Seeds 000/001, "Field Matching Example": hit counts, then AND and OR results."""
+    and_, or_ = seed_matcher("all"), seed_matcher("any")
+    hits = {name: and_.hits(msg) for name, msg in SEED_MESSAGES.items()}
+    assert hits == {"A": {2: 1}, "B": {0: 1, 3: 1}, "C": {1: 1, 2: 2}}
+    assert {name: or_.hits(msg) for name, msg in SEED_MESSAGES.items()} == hits
+    assert {n: sorted(and_.lookup(m)) for n, m in SEED_MESSAGES.items()} == {
+        "A": [], "B": [3], "C": [1, 2],
+    }
+    assert {n: sorted(or_.lookup(m)) for n, m in SEED_MESSAGES.items()} == {
+        "A": [2], "B": [0, 3], "C": [1, 2],
+    }
+
+
+def test_issue_walkthrough() -> None:
+    fm = tm.FieldMatcher()
+    a = fm.subscribe({"currency": "USD", "urgent": tm.PRESENT}, "alice", mode="all")
+    fm.subscribe({"currency": ("USD", "GBP")}, "bob", mode="any")
+    fm.subscribe({"price": tm.gt(100), "qty": tm.le(5)}, "carol")
+    d = fm.subscribe({"a": 1, "b": 2, "c": 3}, "dave", mode=2)
+    assert fm.lookup({"currency": "GBP", "urgent": True}) == ["bob"]
+    assert sorted(fm.lookup({"currency": "USD", "urgent": False})) == ["alice", "bob"]
+    assert fm.lookup({"price": 100.5, "qty": 5}) == ["carol"]
+    assert fm.lookup({"price": 100, "qty": 5}) == []
+    assert fm.lookup({"a": 1, "c": 3.0, "zzz": "ignored"}) == ["dave"]
+    assert fm.hits({"a": 1, "currency": "USD", "price": 1000}) == {
+        "dave": 1, "alice": 1, "bob": 1, "carol": 1,
+    }
+    assert len(fm) == 4
+    assert fm.subscribe({"a": 1, "b": 2, "c": 3}, "dave", mode=2) == d
+    assert fm.unsubscribe(a) is True and fm.unsubscribe(a) is False
+    assert len(fm) == 3
+    assert fm.lookup_many([{"currency": "GBP"}, {}, {"b": 2, "c": 3}]) == [["bob"], [], ["dave"]]
+    assert fm.lookup_many(iter([])) == []
+    assert repr(fm) == "FieldMatcher(subscriptions=3)"
+
+
+def test_values_compare_exactly_and_bools_are_their_own_kind() -> None:
+    fm = tm.FieldMatcher()
+    fm.subscribe({"n": 1}, "int")
+    fm.subscribe({"n": "1"}, "str")
+    fm.subscribe({"n": True}, "bool")
+    fm.subscribe({"n": 2.5}, "float")
+    assert fm.lookup({"n": 1.0}) == ["int"]
+    assert fm.lookup({"n": 1}) == ["int"]
+    assert fm.lookup({"n": "1"}) == ["str"]
+    assert fm.lookup({"n": True}) == ["bool"]  # True is not 1, unlike Python's ==
+    assert fm.lookup({"n": 2.5}) == ["float"]
+    big = tm.FieldMatcher()
+    big.subscribe({"n": tm.gt(2.0**53)}, "big")
+    assert big.lookup({"n": 2**53 + 1}) == ["big"]
+    assert big.lookup({"n": 2**53}) == []
+    assert big.lookup({"n": True}) == []
+
+
+def test_message_values_of_other_kinds_are_present_only() -> None:
+    fm = tm.FieldMatcher()
+    fm.subscribe({"x": tm.PRESENT}, "present")
+    fm.subscribe({"x": tm.ge(0)}, "number")
+    fm.subscribe({"x": ("a", 0)}, "in")
+    for value in (None, b"a", [0], {"a": 0}, 2**70, math.nan, "\ud800"):
+        assert fm.lookup({"x": value}) == ["present"], value
+    assert sorted(fm.lookup({"x": 0})) == ["in", "number", "present"]
+    assert sorted(fm.lookup(UserDict({"x": 5}))) == ["number", "present"]
+
+
+@pytest.mark.parametrize(
+    ("criteria", "mode", "needle"),
+    [
+        ({"a": 1}, "some", "unknown mode"),
+        ({"a": 1}, True, "unknown mode"),
+        ({"a": 1}, 1.5, "unknown mode"),
+        ({"a": 1, "b": 2}, 3, "between 1 and 2"),
+        ({"a": 1, "b": 2}, 0, "between 1 and 2"),
+        ({"a": 1, "b": 2}, -1, "between 1 and 2"),
+        ({}, "all", "at least one field"),
+        ({"a": ()}, "all", "at least one value"),
+        ({"a": set()}, "any", "at least one value"),
+        ({"a": math.nan}, "all", "NaN"),
+        ({"a": None}, "all", "not NoneType"),
+        ({"a": [[1]]}, "all", "not list"),
+        ({"a": b"x"}, "all", "not bytes"),
+        ({"a": 2**64}, "all", "64 bits"),
+    ],
+)
+def test_bad_criteria_raise_invalid_pattern(criteria: dict, mode: object, needle: str) -> None:
+    fm = tm.FieldMatcher()
+    with pytest.raises(tm.InvalidPattern, match="invalid criteria") as err:
+        fm.subscribe(criteria, "x", mode=mode)  # type: ignore[arg-type]
+    assert needle in str(err.value)
+    assert isinstance(err.value, ValueError) and isinstance(err.value, tm.TopicMatchError)
+    assert len(fm) == 0
+
+
+@pytest.mark.parametrize("bad", ["x", True, math.nan, None, (1, 2)])
+@pytest.mark.parametrize("op", [tm.lt, tm.le, tm.gt, tm.ge])
+def test_comparison_needs_a_number(op: object, bad: object) -> None:
+    with pytest.raises(tm.InvalidPattern, match="invalid criteria"):
+        op(bad)  # type: ignore[operator]
+
+
+def test_type_errors() -> None:
+    fm = tm.FieldMatcher()
+    fm.subscribe({"a": 1}, "x")
+    for bad in (None, [("a", 1)], "a=1", 1):
+        with pytest.raises(TypeError, match="mapping of str keys"):
+            fm.lookup(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="mapping of str keys"):
+            fm.subscribe(bad, "x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="keys must be str"):
+        fm.lookup({1: 1})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="keys must be str"):
+        fm.subscribe({1: 1}, "x")  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="single mapping"):
+        fm.lookup_many({"a": 1})
+    with pytest.raises(TypeError, match="mapping of str keys"):
+        fm.lookup_many([{"a": 1}, None])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="subscriber"):
+        fm.subscribe({"a": 1}, 1.5)  # type: ignore[arg-type]
+
+
+def test_criteria_objects() -> None:
+    assert repr(tm.PRESENT) == "PRESENT"
+    assert pickle.loads(pickle.dumps(tm.PRESENT)) is tm.PRESENT
+    c = tm.gt(100)
+    assert (c.op, c.value, repr(c)) == ("gt", 100, "gt(100)")
+    assert tm.le(1.0).value == 1 and tm.lt(0.5).value == 0.5
+    assert c == tm.gt(100.0) and c != tm.ge(100) and hash(c) == hash(tm.gt(100))
+    assert pickle.loads(pickle.dumps(c)) == c
+
+
+def test_pickle_keeps_criteria_modes_ids_and_subscribers() -> None:
+    fm = tm.FieldMatcher()
+    ids = [
+        fm.subscribe({"a": ("x", 2.5, True), "b": tm.PRESENT}, "s1", mode="any"),
+        fm.subscribe({"p": tm.lt(3), "q": tm.ge(-1.5), "r": "z"}, 7, mode=2),
+        fm.subscribe({"a": "x"}, "s1"),
+    ]
+    fm.unsubscribe(ids[2])
+    back = pickle.loads(pickle.dumps(fm))
+    assert back.subscriptions() == fm.subscriptions()
+    assert back.subscriptions()[0] == (
+        ids[0], {"a": (True, 2.5, "x"), "b": tm.PRESENT}, "any", "s1",
+    )
+    message = {"a": 2.5, "p": 0, "q": 0}
+    assert back.hits(message) == fm.hits(message) == {"s1": 1, 7: 2}
+    assert back.lookup(message) == fm.lookup(message)
+    assert back.subscribe({"new": 1}, "n") > ids[-1]
+    assert back.unsubscribe(ids[1]) is True
+
+
+def test_lookups_from_threads() -> None:
+    fm = seed_matcher("any")
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(200):
+                got = fm.lookup_many(list(SEED_MESSAGES.values()))
+                assert [sorted(x) for x in got] == [[2], [0, 3], [1, 2]]
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for i in range(200):
+        sid = fm.subscribe({"tmp": i}, "tmp")
+        fm.unsubscribe(sid)
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+def test_matcher_where(algorithm: str) -> None:
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    eur = m.subscribe("forex.*", "eur-desk", where={"currency": "EUR"})
+    assert m.subscribe("forex.*", "eur-desk", where={"currency": "EUR"}) == eur
+    m.subscribe("#", "big", where={"qty": tm.gt(100), "urgent": tm.PRESENT}, mode="any")
+    m.subscribe("forex.#", "all-forex")
+    assert len(m) == 3
+    assert sorted(m.lookup("forex.spot", fields={"currency": "EUR"})) == ["all-forex", "eur-desk"]
+    assert m.lookup("forex.spot", fields={"currency": "USD"}) == ["all-forex"]
+    assert m.lookup("forex.spot") == ["all-forex"]
+    assert m.lookup("bond.x", fields={"currency": "EUR", "qty": 500}) == ["big"]
+    got = m.lookup_many(
+        ["forex.spot", "bond.x", "forex.spot"],
+        fields=[{"currency": "EUR"}, {"urgent": 1}, None],
+    )
+    assert [sorted(x) for x in got] == [["all-forex", "eur-desk"], ["big"], ["all-forex"]]
+    assert m.lookup_many(["bond.x"]) == [[]]
+    assert m.matches_any("bond.x") is False
+    assert m.matches_any("bond.x", fields={"qty": 101}) is True
+    with pytest.raises(ValueError, match="one mapping"):
+        m.lookup_many(["a", "b"], fields=[{}])
+    with pytest.raises(TypeError, match="mode applies"):
+        m.subscribe("a", "x", mode="any")
+    with pytest.raises(tm.InvalidPattern, match="invalid criteria"):
+        m.subscribe("a", "x", where={"a": tm.PRESENT}, mode=2)
+    with pytest.raises(TypeError, match="mapping"):
+        m.lookup("a", fields=[("a", 1)])  # type: ignore[arg-type]
+    nats = tm.Matcher("nats", algorithm)
+    nats.subscribe("a.*", "x", where={"k": 1})
+    assert nats.lookup("a.b", fields={"k": 1.0}) == ["x"]
+    with pytest.raises(tm.InvalidTopic):
+        nats.lookup("a..b", fields={"k": 1})
+    assert len(m) == 3
+    back = pickle.loads(pickle.dumps(m))
+    assert back.subscriptions() == m.subscriptions()
+    assert back.lookup("forex.spot", fields={"currency": "EUR"}) == m.lookup(
+        "forex.spot", fields={"currency": "EUR"}
+    )
+    assert back.lookup("forex.spot", fields={"currency": "USD"}) == ["all-forex"]
+    assert back.subscribe("forex.*", "eur-desk", where={"currency": "EUR"}) == eur
+    assert m.unsubscribe(eur) is True
+    assert m.lookup("forex.spot", fields={"currency": "EUR"}) == ["all-forex"]
