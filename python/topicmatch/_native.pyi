@@ -18,6 +18,7 @@ __all__ = [
     "Matcher",
     "TopicMatchError",
     "__version__",
+    "_panic_for_tests",
     "_restore_matcher",
     "matches",
 ]
