@@ -4,7 +4,7 @@
 //!
 //! Two targets: [`parse`] (the pattern and topic parsers of every dialect never panic, fail
 //! only with their typed errors, and agree with `matches`) and [`differential`] (an arbitrary
-//! sequence of subscribe/unsubscribe/lookup/matches_any gives identical results on every
+//! sequence of subscribe, unsubscribe, lookup and `matches_any` gives identical results on every
 //! algorithm and on `naive`).
 
 use topicmatch_core::{
@@ -81,7 +81,10 @@ fn check_parsers(dialect: Dialect, limits: &Limits, pattern: &str, topic: &str) 
     match &p {
         Ok(parsed) => assert_eq!(rejoin(dialect, parsed.words()), pattern, "{dialect}"),
         Err(e) => assert!(
-            matches!(e, Error::InvalidPattern { .. } | Error::LimitExceeded { .. }),
+            matches!(
+                e,
+                Error::InvalidPattern { .. } | Error::LimitExceeded { .. }
+            ),
             "{dialect} pattern {pattern:?}: {e:?}"
         ),
     }
@@ -96,11 +99,23 @@ fn check_parsers(dialect: Dialect, limits: &Limits, pattern: &str, topic: &str) 
     if let (Ok(p), Ok(words)) = (&p, &t) {
         let hit = p.matches_words(words);
         if !p.has_wildcards() {
-            assert_eq!(hit, **words == *p.words().iter().map(|w| w.literal().unwrap()).collect::<Vec<_>>());
+            assert_eq!(
+                hit,
+                **words
+                    == *p
+                        .words()
+                        .iter()
+                        .map(|w| w.literal().unwrap())
+                        .collect::<Vec<_>>()
+            );
         }
         let catch_all = Pattern::parse(dialect, limits, dialect.multi_wildcard()).unwrap();
         let hidden = dialect == Dialect::Mqtt && topic.starts_with('$');
-        assert_eq!(catch_all.matches_words(words), !hidden, "{dialect} {topic:?}");
+        assert_eq!(
+            catch_all.matches_words(words),
+            !hidden,
+            "{dialect} {topic:?}"
+        );
     }
 }
 
@@ -117,9 +132,8 @@ pub fn parse(data: &[u8]) {
     check_parsers(dialect, &defaults, &pattern, &topic);
     check_parsers(dialect, &tight(), &pattern, &topic);
     let got = matches(dialect, &pattern, &topic);
-    let expected = Pattern::parse(dialect, &defaults, &pattern).and_then(|p| {
-        parse_topic(dialect, &defaults, &topic).map(|words| p.matches_words(&words))
-    });
+    let expected = Pattern::parse(dialect, &defaults, &pattern)
+        .and_then(|p| parse_topic(dialect, &defaults, &topic).map(|words| p.matches_words(&words)));
     assert_eq!(got, expected, "{dialect} matches({pattern:?}, {topic:?})");
 }
 
@@ -176,10 +190,18 @@ pub fn differential(data: &[u8]) {
                     break;
                 };
                 // Mostly held ids, sometimes one never issued.
-                let id = ids.get(usize::from(i) % (ids.len() + 1)).copied().unwrap_or(u64::from(i));
+                let id = ids
+                    .get(usize::from(i) % (ids.len() + 1))
+                    .copied()
+                    .unwrap_or(u64::from(i));
                 let expected = oracle.unsubscribe(id);
                 for e in others {
-                    assert_eq!(e.unsubscribe(id), expected, "{} unsubscribe {id}", e.algorithm());
+                    assert_eq!(
+                        e.unsubscribe(id),
+                        expected,
+                        "{} unsubscribe {id}",
+                        e.algorithm()
+                    );
                 }
             }
             3 => {
@@ -205,7 +227,12 @@ pub fn differential(data: &[u8]) {
         }
     }
     for e in others {
-        assert_eq!(e.subscriptions(), oracle.subscriptions(), "{}", e.algorithm());
+        assert_eq!(
+            e.subscriptions(),
+            oracle.subscriptions(),
+            "{}",
+            e.algorithm()
+        );
         assert_eq!(e.next_id(), oracle.next_id());
     }
 }

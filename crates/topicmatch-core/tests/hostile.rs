@@ -12,7 +12,18 @@ use topicmatch_core::{
 
 /// Fragments that, concatenated, put every separator and wildcard in every position.
 const FRAGMENTS: &[&str] = &[
-    ".", "/", "*", "+", "#", ">", "\0", " ", "$", "a", "é", "\u{10FFFF}",
+    ".",
+    "/",
+    "*",
+    "+",
+    "#",
+    ">",
+    "\0",
+    " ",
+    "$",
+    "a",
+    "é",
+    "\u{10FFFF}",
 ];
 
 /// Every concatenation of at most `max` fragments, the empty text included.
@@ -72,13 +83,10 @@ fn every_short_text_as_a_topic_agrees_with_naive_and_the_parser() {
     let topics = texts(3);
     for dialect in Dialect::ALL {
         let limits = Limits::for_dialect(dialect);
-        let engines: Vec<Engine> = Algorithm::ALL
-            .iter()
-            .map(|&a| engine(dialect, a))
-            .collect();
+        let engines: Vec<Engine> = Algorithm::ALL.iter().map(|&a| engine(dialect, a)).collect();
         for (i, p) in patterns.iter().enumerate() {
             for e in &engines {
-                let _ = e.subscribe(p, &Subscriber::Int(i as i64));
+                let _ = e.subscribe(p, &int(i));
             }
         }
         for e in &engines {
@@ -93,7 +101,10 @@ fn every_short_text_as_a_topic_agrees_with_naive_and_the_parser() {
                 let any = e.matches_any(topic);
                 assert_eq!(
                     any,
-                    expected.as_ref().map(|s| !s.is_empty()).map_err(Clone::clone),
+                    expected
+                        .as_ref()
+                        .map(|s| !s.is_empty())
+                        .map_err(Clone::clone),
                     "{algorithm} {dialect} matches_any {topic:?}"
                 );
                 if let Err(err) = &got {
@@ -179,10 +190,17 @@ fn max_subscriptions_refuses_new_pairs_only() {
             let e = Engine::new(dialect, algorithm, limits).unwrap();
             let a = e.subscribe("a", &Subscriber::Int(1)).unwrap();
             let b = e.subscribe("b", &Subscriber::Int(1)).unwrap();
-            assert_eq!(e.subscribe("a", &Subscriber::Int(1)), Ok(a), "idempotent at the cap");
+            assert_eq!(
+                e.subscribe("a", &Subscriber::Int(1)),
+                Ok(a),
+                "idempotent at the cap"
+            );
             let before = state(&e);
             let err = e.subscribe("c", &Subscriber::Int(1)).unwrap_err();
-            assert_eq!(err.to_string(), "limit exceeded: max_subscriptions is 2, got 3");
+            assert_eq!(
+                err.to_string(),
+                "limit exceeded: max_subscriptions is 2, got 3"
+            );
             let err = e.subscribe("a", &Subscriber::Int(2)).unwrap_err();
             assert!(matches!(err, Error::LimitExceeded { .. }));
             assert_eq!(state(&e), before, "{algorithm} {dialect}");
@@ -271,4 +289,8 @@ fn a_bad_snapshot_never_loads_partly() {
             .expect("over the cap");
         assert!(matches!(err, Error::LimitExceeded { .. }));
     }
+}
+
+fn int(n: usize) -> Subscriber {
+    Subscriber::Int(i64::try_from(n).expect("small"))
 }

@@ -82,7 +82,7 @@ fn amqp_adversarial_backtracking() {
         let e = roomy(Dialect::Amqp, algorithm);
         for k in 1..=10 {
             let p = format!("{}.b.c", vec!["#.a"; k * 20].join("."));
-            e.subscribe(&p, &Subscriber::Int(k as i64)).unwrap();
+            e.subscribe(&p, &int(k)).unwrap();
         }
         let topic = format!("{}.b", vec!["a"; 400].join("."));
         assert!(e.lookup(&topic).unwrap().is_empty());
@@ -101,13 +101,17 @@ fn mqtt_deep_plus() {
         let depths = [1, 2, 100, 500, levels - 1];
         for depth in depths {
             let p = format!("{}/#", vec!["+"; depth].join("/"));
-            e.subscribe(&p, &Subscriber::Int(depth as i64 + 1)).unwrap();
+            e.subscribe(&p, &int(depth + 1)).unwrap();
         }
         let topic = vec!["x"; levels].join("/");
         let found = e.lookup(&topic).unwrap();
         assert_eq!(found.len(), 1 + depths.len());
         assert!(e.matches_any(&topic).unwrap());
-        assert_eq!(e.lookup("x").unwrap().len(), 1, "only `+/#` matches one level");
+        assert_eq!(
+            e.lookup("x").unwrap().len(),
+            1,
+            "only `+/#` matches one level"
+        );
     });
 }
 
@@ -123,7 +127,7 @@ fn a_thousand_levels_in_every_dialect() {
             let wild = vec![one_w; 1000].join(&sep);
             let tail = format!("{}{sep}{multi}", vec!["w"; 500].join(&sep));
             for (i, p) in [&exact, &wild, &tail].into_iter().enumerate() {
-                e.subscribe(p, &Subscriber::Int(i as i64)).unwrap();
+                e.subscribe(p, &int(i)).unwrap();
             }
             assert_eq!(e.lookup(&topic).unwrap().len(), 3, "{dialect}");
             assert!(e.unsubscribe(1));
@@ -161,4 +165,8 @@ fn deep_subscriptions_drop_without_recursion() {
             drop(e);
         }
     });
+}
+
+fn int(n: usize) -> Subscriber {
+    Subscriber::Int(i64::try_from(n).expect("small"))
 }

@@ -66,7 +66,8 @@ impl PyMatcher {
             convert::limit(max_levels, "max_levels")?,
             convert::limit(max_subscriptions, "max_subscriptions")?,
         );
-        let engine = gil::guarded(|| Engine::new(dialect, algorithm, limits).map_err(errors::to_py))?;
+        let engine =
+            gil::guarded(|| Engine::new(dialect, algorithm, limits).map_err(errors::to_py))?;
         Ok(PyMatcher {
             engine: Arc::new(engine),
         })

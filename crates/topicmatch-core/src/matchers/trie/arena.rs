@@ -148,16 +148,16 @@ impl Arena {
         let mut moved: Vec<NodeId> = Vec::new();
         let mut i = 0;
         while i < nodes.len() {
-            let mut next = NodeId::try_from(nodes.len()).expect("fewer than 2^32 trie nodes");
+            let first = NodeId::try_from(nodes.len()).expect("fewer than 2^32 trie nodes");
             let node = &mut nodes[i];
             let children = node
                 .children
                 .values_mut()
-                .chain([&mut node.one, &mut node.multi]);
-            for child in children.filter(|c| **c != NONE) {
+                .chain([&mut node.one, &mut node.multi])
+                .filter(|c| **c != NONE);
+            for (new_id, child) in (first..).zip(children) {
                 moved.push(*child);
-                *child = next;
-                next += 1;
+                *child = new_id;
             }
             for id in moved.drain(..) {
                 nodes.push(std::mem::take(&mut old[id as usize]));
