@@ -60,7 +60,7 @@ fmt: ## Format the Rust code
 FUZZ_TARGETS := parse differential
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 15
-CHURN_PATTERNS ?= 5000000
+CHURN_PATTERNS ?= 2000000
 
 fuzz-tools: ## Install cargo-fuzz from crates.io if missing
 	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
@@ -78,7 +78,7 @@ fuzz: fuzz-tools ## Run each cargo-fuzz target for FUZZ_SECONDS (default 300) an
 fuzz-smoke: ## A short fuzz run of every target (FUZZ_SMOKE_SECONDS each), part of `make test`
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
 
-churn: ## CHURN_PATTERNS (default 5M) subscribe+unsubscribe per algorithm; prints RSS before/after
+churn: ## CHURN_PATTERNS (default 2M) subscribe+unsubscribe per algorithm; prints RSS before/after
 	TOPICMATCH_CHURN_PATTERNS=$(CHURN_PATTERNS) cargo test --release -p topicmatch-core --test churn -- --nocapture
 
 leakcheck: ## The core's Rust test suite under LeakSanitizer (fails on any leak)
