@@ -67,7 +67,7 @@ fuzz-tools: ## Install cargo-fuzz from crates.io if missing
 
 fuzz: fuzz-tools ## Run each cargo-fuzz target for FUZZ_SECONDS (default 300) and print its figures
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p fuzz/corpus/$$t; \
+	  mkdir -p fuzz/corpus/$$t target; \
 	  echo "fuzz $$t for $(FUZZ_SECONDS) s"; \
 	  RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz $$t fuzz/corpus/$$t fuzz/regressions/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 > target/fuzz-$$t.log 2>&1 \
