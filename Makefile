@@ -13,6 +13,7 @@ PY_SOURCES := $(shell find python -type f) pyproject.toml README.md
 EXTRAS ?= test,spark
 
 .PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean
+.PHONY: fuzz fuzz-smoke fuzz-tools churn leakcheck
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
@@ -36,7 +37,7 @@ setup: $(WHEEL_STAMP) ## Create the virtualenv, build the release wheel, install
 run: setup ## Set up, then run the main job on its embedded default (the seed5 demo)
 	$(VENV)/bin/topicmatch route
 
-test: setup cargo-test pytest ## Set up, then run every test (cargo test, then pytest)
+test: setup cargo-test fuzz-smoke pytest ## Set up, then run every test (cargo test, fuzz smoke run, pytest)
 
 cargo-test: ## Rust tests of the whole workspace
 	cargo test --workspace --quiet
@@ -54,6 +55,35 @@ lint: ## rustfmt and clippy, as CI would
 
 fmt: ## Format the Rust code
 	cargo fmt --all
+
+# Hardening (docs/HARDENING.md): fuzzing, churn, leak check.
+FUZZ_TARGETS := parse differential
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 15
+CHURN_PATTERNS ?= 2000000
+
+fuzz-tools: ## Install cargo-fuzz from crates.io if missing
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+
+fuzz: fuzz-tools ## Run each cargo-fuzz target for FUZZ_SECONDS (default 300) and print its figures
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t target; \
+	  echo "fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz $$t fuzz/corpus/$$t fuzz/regressions/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 > target/fuzz-$$t.log 2>&1 \
+	    || { tail -40 target/fuzz-$$t.log; exit 1; }; \
+	  grep -E '^Done|number_of_executed_units|corpus' target/fuzz-$$t.log | tail -3; \
+	done
+
+fuzz-smoke: ## A short fuzz run of every target (FUZZ_SMOKE_SECONDS each), part of `make test`
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
+
+churn: ## CHURN_PATTERNS (default 2M) subscribe+unsubscribe per algorithm; prints RSS before/after
+	TOPICMATCH_CHURN_PATTERNS=$(CHURN_PATTERNS) cargo test --release -p topicmatch-core --test churn -- --nocapture
+
+leakcheck: ## The core's Rust test suite under LeakSanitizer (fails on any leak)
+	RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=leak" CARGO_TARGET_DIR=target/lsan \
+	  cargo test -p topicmatch-core --tests --target $$(rustc -vV | sed -n 's/^host: //p')
 
 clean: ## Remove build products and the virtualenv
 	cargo clean

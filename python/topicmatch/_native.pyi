@@ -35,6 +35,7 @@ __all__ = [
     "Matcher",
     "TopicMatchError",
     "__version__",
+    "_panic_for_tests",
     "_restore_field_matcher",
     "_restore_matcher",
     "ge",
@@ -132,3 +133,4 @@ def _restore_field_matcher(
     subscriptions: list[tuple[int, Any, Any, Any]],
     next_id: int,
 ) -> FieldMatcher: ...
+def _panic_for_tests(release_gil: bool) -> None: ...

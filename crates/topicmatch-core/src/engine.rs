@@ -11,7 +11,7 @@ use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::FilterTable;
 use crate::fields::{Filter, Message};
-use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matcher::{shrink_if_sparse, Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::Pattern;
 use crate::registry::{Registry, Subscriber};
@@ -89,6 +89,12 @@ impl Engine {
     pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
         let mut table = self.table.lock();
         let id = self.next_id.load(Ordering::Relaxed);
+        if id == SubscriptionId::MAX {
+            // Only a restored snapshot can get here; refuse rather than wrap onto held ids.
+            return Err(Error::InvalidArgument(
+                "subscription ids are exhausted".into(),
+            ));
+        }
         let id = self.insert_locked(&mut table, pattern, subscriber, id)?;
         if id == self.next_id.load(Ordering::Relaxed) {
             self.next_id.store(id + 1, Ordering::Relaxed);
@@ -183,6 +189,8 @@ impl Engine {
             return false;
         };
         table.by_key.remove(&(text.clone(), sub));
+        shrink_if_sparse(&mut table.by_key);
+        shrink_if_sparse(&mut table.by_id);
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
             .expect("a stored pattern was valid when subscribed");
         let removed = self.matcher.remove(&parsed, sub);
@@ -344,9 +352,12 @@ impl Engine {
                     "snapshot has a filter for subscription {id}, which it does not hold"
                 )));
             }
+            let after_max = max_id.checked_add(1).ok_or_else(|| {
+                Error::InvalidArgument(format!("snapshot subscription id {max_id} is too large"))
+            })?;
             engine
                 .next_id
-                .store(next_id.max(max_id + 1), Ordering::Relaxed);
+                .store(next_id.max(after_max), Ordering::Relaxed);
         }
         Ok(engine)
     }

@@ -84,3 +84,17 @@ pub fn dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
     }
     out.truncate(kept);
 }
+
+/// Gives memory back once a map is at most a quarter full, so churn through many
+/// subscriptions does not pin the high-water mark: it shrinks to twice the length, which only
+/// happens again after half of what is left was removed (amortised O(1) per removal).
+pub fn shrink_if_sparse<K, V, S>(map: &mut std::collections::HashMap<K, V, S>)
+where
+    K: Eq + std::hash::Hash,
+    S: std::hash::BuildHasher,
+{
+    const MIN_CAPACITY: usize = 64;
+    if map.capacity() > MIN_CAPACITY && map.len() * 4 < map.capacity() {
+        map.shrink_to(map.len() * 2);
+    }
+}

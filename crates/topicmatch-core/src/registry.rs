@@ -60,6 +60,8 @@ impl Registry {
         if entry.1 == 0 {
             let value = self.values.remove(&id).expect("checked above");
             self.ids.remove(&value);
+            crate::matcher::shrink_if_sparse(&mut self.ids);
+            crate::matcher::shrink_if_sparse(&mut self.values);
         }
     }
 

@@ -73,6 +73,39 @@ pub fn subscriber(obj: &Bound<'_, PyAny>) -> PyResult<Subscriber> {
     )))
 }
 
+/// Extracts an optional limit keyword: `None`, or an `int` of at least 1 (else `ValueError`;
+/// a non-int is a `TypeError`). Never `OverflowError`: any int out of range is a `ValueError`.
+pub fn limit(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usize>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be int or None, not {}",
+            type_name(obj)
+        )));
+    }
+    match obj.extract::<usize>() {
+        Ok(v) if v >= 1 => Ok(Some(v)),
+        _ => Err(PyValueError::new_err(format!(
+            "{name} must be a positive integer (at most {}), got {obj}",
+            usize::MAX
+        ))),
+    }
+}
+
+/// Extracts a subscription id: an `int` (else `TypeError`); `None` if no id can have this value
+/// (negative or past 64 bits), which simply names no subscription.
+pub fn subscription_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    if !obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "subscription_id must be int, not {}",
+            type_name(obj)
+        )));
+    }
+    Ok(obj.extract::<u64>().ok())
+}
+
 /// A subscriber as a Python object.
 pub fn subscriber_to_py<'py>(py: Python<'py>, s: &Subscriber) -> PyResult<Bound<'py, PyAny>> {
     Ok(match s {

@@ -18,11 +18,29 @@ use topicmatch_core::{Algorithm, Dialect};
 /// Whether `pattern` matches `topic` under `dialect`, without building a matcher.
 #[pyfunction]
 #[pyo3(signature = (pattern, topic, dialect = "amqp"))]
-fn matches(pattern: &Bound<'_, PyAny>, topic: &Bound<'_, PyAny>, dialect: &str) -> PyResult<bool> {
+fn matches(
+    py: Python<'_>,
+    pattern: &Bound<'_, PyAny>,
+    topic: &Bound<'_, PyAny>,
+    dialect: &str,
+) -> PyResult<bool> {
     let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
     let pattern = convert::pattern_text(pattern, dialect)?;
     let topic = convert::topic_text(topic, dialect)?;
-    topicmatch_core::matches(dialect, &pattern, &topic).map_err(errors::to_py)
+    gil::detach(py, || topicmatch_core::matches(dialect, &pattern, &topic))?.map_err(errors::to_py)
+}
+
+/// Internal, for the test suite only: panics inside the native code, with the GIL released
+/// (`detach`) or held (`guarded`), to prove that a panic reaches Python as `TopicMatchError`.
+/// Not part of the API; it changes no state.
+#[pyfunction]
+#[pyo3(name = "_panic_for_tests")]
+fn panic_for_tests(py: Python<'_>, release_gil: bool) -> PyResult<()> {
+    if release_gil {
+        gil::detach(py, || panic!("deliberate panic (detached)"))
+    } else {
+        gil::guarded(|| panic!("deliberate panic (guarded)"))
+    }
 }
 
 #[pymodule(gil_used = false)]
@@ -45,6 +63,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ] {
         m.add_function(f)?;
     }
+    m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
     let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();

@@ -55,14 +55,20 @@ impl PyMatcher {
     fn new(
         dialect: &str,
         algorithm: &str,
-        max_topic_bytes: Option<usize>,
-        max_levels: Option<usize>,
-        max_subscriptions: Option<usize>,
+        max_topic_bytes: Option<&Bound<'_, PyAny>>,
+        max_levels: Option<&Bound<'_, PyAny>>,
+        max_subscriptions: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
         let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
-        let limits = limits_for(dialect, max_topic_bytes, max_levels, max_subscriptions);
-        let engine = Engine::new(dialect, algorithm, limits).map_err(errors::to_py)?;
+        let limits = limits_for(
+            dialect,
+            convert::limit(max_topic_bytes, "max_topic_bytes")?,
+            convert::limit(max_levels, "max_levels")?,
+            convert::limit(max_subscriptions, "max_subscriptions")?,
+        );
+        let engine =
+            gil::guarded(|| Engine::new(dialect, algorithm, limits).map_err(errors::to_py))?;
         Ok(PyMatcher {
             engine: Arc::new(engine),
         })
@@ -129,8 +135,11 @@ impl PyMatcher {
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.
-    fn unsubscribe(&self, subscription_id: u64) -> PyResult<bool> {
-        gil::guarded(|| Ok(self.engine.unsubscribe(subscription_id)))
+    fn unsubscribe(&self, subscription_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Some(id) = convert::subscription_id(subscription_id)? else {
+            return Ok(false);
+        };
+        gil::guarded(|| Ok(self.engine.unsubscribe(id)))
     }
 
     /// The distinct subscribers whose patterns match `topic` and whose `where` criteria, if
@@ -212,24 +221,24 @@ impl PyMatcher {
     /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
     fn subscriptions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for s in self.engine.subscriptions() {
+        for s in gil::guarded(|| Ok(self.engine.subscriptions()))? {
             let sub = convert::subscriber_to_py(py, &s.subscriber)?;
             list.append((s.id, &*s.pattern, sub))?;
         }
         Ok(list)
     }
 
-    fn __len__(&self) -> usize {
-        self.engine.len()
+    fn __len__(&self) -> PyResult<usize> {
+        gil::guarded(|| Ok(self.engine.len()))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
+    fn __repr__(&self) -> PyResult<String> {
+        Ok(format!(
             "Matcher(dialect={:?}, algorithm={:?}, subscriptions={})",
             self.engine.dialect().name(),
             self.engine.algorithm().name(),
-            self.engine.len()
-        )
+            self.__len__()?
+        ))
     }
 
     fn __reduce__<'py>(
@@ -322,8 +331,10 @@ pub fn restore_matcher(
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let engine = Engine::restore_filtered(dialect, algorithm, limits, &subs, &filters, next_id)
-        .map_err(errors::to_py)?;
+    let engine = gil::guarded(|| {
+        Engine::restore_filtered(dialect, algorithm, limits, &subs, &filters, next_id)
+            .map_err(errors::to_py)
+    })?;
     Ok(PyMatcher {
         engine: Arc::new(engine),
     })

@@ -51,6 +51,7 @@ impl Matcher for NaiveMatcher {
         subs.swap_remove(pos);
         if subs.is_empty() {
             patterns.remove(pattern);
+            crate::matcher::shrink_if_sparse(&mut patterns);
         }
         true
     }

@@ -2,7 +2,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::matcher::SubscriberId;
+use crate::matcher::{shrink_if_sparse, SubscriberId};
 
 /// Index of a node in the arena.
 pub type NodeId = u32;
@@ -122,12 +122,50 @@ impl Arena {
         match edge {
             Edge::Word(w) => {
                 node.children.remove(&w);
+                shrink_if_sparse(&mut node.children);
             }
             Edge::One => node.one = NONE,
             Edge::Multi => node.multi = NONE,
         }
         self.nodes[child as usize] = Node::fresh();
         self.free.push(child);
+    }
+
+    /// Renumbers the live nodes densely, breadth first from the root, once at most a quarter
+    /// of the arena is in use, so subscribe/unsubscribe churn gives memory back. Amortised
+    /// O(1) per removal: it runs only after three quarters of the nodes were freed. Node ids
+    /// change, so callers must hold no id across it (it runs at the end of a removal, under the
+    /// write lock).
+    pub fn compact_if_sparse(&mut self) {
+        const MIN_NODES: usize = 1024;
+        let live = self.nodes.len() - self.free.len();
+        if self.nodes.len() <= MIN_NODES || live * 4 >= self.nodes.len() {
+            return;
+        }
+        let mut old = std::mem::take(&mut self.nodes);
+        let mut nodes = Vec::with_capacity(live * 2);
+        nodes.push(std::mem::take(&mut old[ROOT as usize]));
+        let mut moved: Vec<NodeId> = Vec::new();
+        let mut i = 0;
+        while i < nodes.len() {
+            let first = NodeId::try_from(nodes.len()).expect("fewer than 2^32 trie nodes");
+            let node = &mut nodes[i];
+            let children = node
+                .children
+                .values_mut()
+                .chain([&mut node.one, &mut node.multi])
+                .filter(|c| **c != NONE);
+            for (new_id, child) in (first..).zip(children) {
+                moved.push(*child);
+                *child = new_id;
+            }
+            for id in moved.drain(..) {
+                nodes.push(std::mem::take(&mut old[id as usize]));
+            }
+            i += 1;
+        }
+        self.nodes = nodes;
+        self.free = Vec::new();
     }
 }
 
@@ -169,7 +207,58 @@ impl Interner {
             if *refs == 0 {
                 self.free.push(*id);
                 self.ids.remove(word);
+                shrink_if_sparse(&mut self.ids);
+                if self.ids.is_empty() {
+                    // No edge uses any id: start numbering afresh.
+                    self.free = Vec::new();
+                    self.next = 0;
+                }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain root -> w0 -> w1 ... of `len` literal edges; returns the node ids along it.
+    fn chain(arena: &mut Arena, from: NodeId, first_word: WordId, len: u32) -> Vec<NodeId> {
+        let mut ids = vec![from];
+        for w in first_word..first_word + len {
+            let (id, _) = arena.child_or_insert(*ids.last().unwrap(), Edge::Word(w));
+            ids.push(id);
+        }
+        ids
+    }
+
+    #[test]
+    fn compaction_keeps_live_nodes_and_frees_the_rest() {
+        let mut arena = Arena::default();
+        let kept = chain(&mut arena, ROOT, 0, 10);
+        let (one, _) = arena.child_or_insert(kept[3], Edge::One);
+        let (multi, _) = arena.child_or_insert(one, Edge::Multi);
+        arena.get_mut(multi).subs.push(7);
+        let doomed = chain(&mut arena, ROOT, 100, 5000);
+        for pair in doomed.windows(2).rev() {
+            arena.unlink(pair[0], Edge::Word(100 + pair[1] - doomed[1]), pair[1]);
+        }
+        assert_eq!(arena.nodes.len(), 5013);
+        arena.compact_if_sparse();
+        assert_eq!(arena.nodes.len(), 13, "only the live nodes remain");
+        assert!(arena.free.is_empty());
+        let mut node = ROOT;
+        for w in 0..3 {
+            node = arena.child(node, Edge::Word(w));
+            assert_ne!(node, NONE);
+        }
+        let multi = arena.child(arena.child(node, Edge::One), Edge::Multi);
+        assert_eq!(arena.get(multi).subs, vec![7]);
+        let mut tail = node;
+        for w in 3..10 {
+            tail = arena.child(tail, Edge::Word(w));
+            assert_ne!(tail, NONE);
+        }
+        assert!(arena.get(tail).is_empty());
     }
 }

@@ -90,6 +90,9 @@ impl Inner {
             return false;
         };
         subs.swap_remove(pos);
+        if subs.capacity() > 64 && subs.len() * 4 < subs.capacity() {
+            subs.shrink_to(subs.len() * 2);
+        }
         // Prune the nodes left empty, deepest first.
         for ((parent, edge, child), word) in path.into_iter().zip(pattern.words()).rev() {
             if !self.arena.get(child).is_empty() {
@@ -100,6 +103,7 @@ impl Inner {
                 self.words.release(w);
             }
         }
+        self.arena.compact_if_sparse();
         true
     }
 }

@@ -15,6 +15,9 @@ use crate::topic::{check_topic, split_words, INLINE_WORDS};
 /// A topic word no pattern uses: only wildcards can match it.
 const UNKNOWN: WordId = WordId::MAX;
 
+/// The memo capacity a thread keeps between lookups.
+const SEEN_KEPT_CAPACITY: usize = 4096;
+
 thread_local! {
     /// Visited AMQP `#` states, reused across lookups on this thread.
     static SEEN: RefCell<FxHashSet<(NodeId, u32)>> = RefCell::new(FxHashSet::default());
@@ -115,7 +118,14 @@ pub(super) fn lookup(
         }
     }
     if used_seen {
-        SEEN.with(|seen| seen.borrow_mut().clear());
+        SEEN.with(|seen| {
+            let mut seen = seen.borrow_mut();
+            seen.clear();
+            // One hostile lookup must not pin its memo's memory on this thread.
+            if seen.capacity() > SEEN_KEPT_CAPACITY {
+                seen.shrink_to(SEEN_KEPT_CAPACITY);
+            }
+        });
     }
     if first_only {
         out.truncate(start);

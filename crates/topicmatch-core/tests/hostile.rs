@@ -1,0 +1,296 @@
+//! Hostile input: every short text built from separators, wildcards, NUL, whitespace, `$` and
+//! non-ASCII, in every position, given to every algorithm of every dialect as a pattern and as
+//! a topic. Each call gives a result or a typed error, consistent with the parsers and with
+//! `naive`, and a rejected call leaves the engine exactly as it was.
+
+mod common;
+
+use common::{engine, sorted};
+use topicmatch_core::{
+    parse_topic, Algorithm, Dialect, Engine, Error, Limits, Pattern, Subscriber, Subscription,
+};
+
+/// Fragments that, concatenated, put every separator and wildcard in every position.
+const FRAGMENTS: &[&str] = &[
+    ".",
+    "/",
+    "*",
+    "+",
+    "#",
+    ">",
+    "\0",
+    " ",
+    "$",
+    "a",
+    "é",
+    "\u{10FFFF}",
+];
+
+/// Every concatenation of at most `max` fragments, the empty text included.
+fn texts(max: usize) -> Vec<String> {
+    let mut all = vec![String::new()];
+    let mut layer = vec![String::new()];
+    for _ in 0..max {
+        layer = layer
+            .iter()
+            .flat_map(|t| FRAGMENTS.iter().map(move |f| format!("{t}{f}")))
+            .collect();
+        all.extend(layer.iter().cloned());
+    }
+    all
+}
+
+/// Everything observable about an engine's state.
+fn state(e: &Engine) -> (usize, Vec<Subscription>, u64) {
+    (e.len(), e.subscriptions(), e.next_id())
+}
+
+#[test]
+fn every_short_text_as_a_pattern_is_accepted_or_rejected_cleanly() {
+    let all = texts(3);
+    for dialect in Dialect::ALL {
+        let limits = Limits::for_dialect(dialect);
+        for &algorithm in Algorithm::ALL {
+            let e = engine(dialect, algorithm);
+            e.subscribe("a", &Subscriber::Int(0)).unwrap();
+            for text in &all {
+                let before = state(&e);
+                let parsed = Pattern::parse(dialect, &limits, text);
+                match e.subscribe(text, &Subscriber::Int(1)) {
+                    Ok(id) => {
+                        assert!(parsed.is_ok(), "{algorithm} {dialect} accepted {text:?}");
+                        assert!(e.unsubscribe(id));
+                        assert_eq!(e.len(), before.0, "{algorithm} {dialect} {text:?}");
+                    }
+                    Err(err) => {
+                        assert_eq!(Err(err.clone()), parsed.map(|_| ()), "{dialect} {text:?}");
+                        assert!(
+                            matches!(err, Error::InvalidPattern { .. }),
+                            "{dialect} {text:?}: {err}"
+                        );
+                        assert_eq!(state(&e), before, "{algorithm} {dialect} {text:?}");
+                    }
+                }
+            }
+            assert_eq!(e.lookup("a").unwrap(), vec![Subscriber::Int(0)]);
+        }
+    }
+}
+
+#[test]
+fn every_short_text_as_a_topic_agrees_with_naive_and_the_parser() {
+    let patterns = texts(2);
+    let topics = texts(3);
+    for dialect in Dialect::ALL {
+        let limits = Limits::for_dialect(dialect);
+        let engines: Vec<Engine> = Algorithm::ALL.iter().map(|&a| engine(dialect, a)).collect();
+        for (i, p) in patterns.iter().enumerate() {
+            for e in &engines {
+                let _ = e.subscribe(p, &int(i));
+            }
+        }
+        for e in &engines {
+            assert_eq!(e.len(), engines[0].len());
+        }
+        for topic in &topics {
+            let parsed = parse_topic(dialect, &limits, topic).map(|_| ());
+            let expected = engines[0].lookup(topic).map(sorted);
+            for (e, &algorithm) in engines.iter().zip(Algorithm::ALL) {
+                let got = e.lookup(topic).map(sorted);
+                assert_eq!(got, expected, "{algorithm} {dialect} lookup {topic:?}");
+                let any = e.matches_any(topic);
+                assert_eq!(
+                    any,
+                    expected
+                        .as_ref()
+                        .map(|s| !s.is_empty())
+                        .map_err(Clone::clone),
+                    "{algorithm} {dialect} matches_any {topic:?}"
+                );
+                if let Err(err) = &got {
+                    assert_eq!(Err(err.clone()), parsed, "{dialect} {topic:?}");
+                    assert!(matches!(err, Error::InvalidTopic { .. }), "{err}");
+                }
+            }
+            assert_eq!(parsed.is_ok(), expected.is_ok(), "{dialect} {topic:?}");
+        }
+    }
+}
+
+/// Asserts that subscribe, lookup and `matches_any` of `text` all fail on the limit `name`
+/// of `value`, leaving `e` unchanged.
+fn assert_limit(e: &Engine, text: &str, name: &str, value: usize) {
+    let before = state(e);
+    for err in [
+        e.subscribe(text, &Subscriber::Int(2)).unwrap_err(),
+        e.lookup(text).unwrap_err(),
+        e.matches_any(text).unwrap_err(),
+    ] {
+        assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
+        assert!(
+            err.to_string().contains(&format!("{name} is {value}")),
+            "{} {}: {err}",
+            e.algorithm(),
+            e.dialect()
+        );
+    }
+    assert_eq!(state(e), before);
+}
+
+#[test]
+fn huge_and_deep_texts_hit_the_named_limit() {
+    for dialect in Dialect::ALL {
+        let limits = Limits::for_dialect(dialect);
+        let sep = char::from(dialect.separator()).to_string();
+        let max = limits.max_topic_bytes;
+        let levels = Limits::DEFAULT_MAX_LEVELS;
+        for &algorithm in Algorithm::ALL {
+            let e = engine(dialect, algorithm);
+            e.subscribe(&"a".repeat(max), &Subscriber::Int(1)).unwrap();
+            assert_eq!(
+                e.lookup(&"a".repeat(max)).unwrap(),
+                vec![Subscriber::Int(1)],
+                "a text of exactly max_topic_bytes is whole, not truncated"
+            );
+            assert_limit(&e, &"a".repeat(max + 1), "max_topic_bytes", max);
+            assert_limit(&e, &"a".repeat(10 << 20), "max_topic_bytes", max);
+
+            let unbounded = Limits {
+                max_topic_bytes: usize::MAX,
+                ..limits
+            };
+            let e = Engine::new(dialect, algorithm, unbounded).unwrap();
+            e.subscribe(&vec!["a"; levels].join(&sep), &Subscriber::Int(1))
+                .unwrap();
+            assert!(e.lookup("a").unwrap().is_empty());
+            assert_limit(&e, &vec!["a"; levels + 1].join(&sep), "max_levels", levels);
+            assert_limit(&e, &vec!["a"; 100_000].join(&sep), "max_levels", levels);
+
+            let shallow = Limits {
+                max_levels: 64,
+                ..limits
+            };
+            let e = Engine::new(dialect, algorithm, shallow).unwrap();
+            let deepest = vec!["a"; 64].join(&sep);
+            e.subscribe(&deepest, &Subscriber::Int(1)).unwrap();
+            assert_eq!(e.lookup(&deepest).unwrap(), vec![Subscriber::Int(1)]);
+            assert_limit(&e, &vec!["a"; 65].join(&sep), "max_levels", 64);
+        }
+    }
+}
+
+#[test]
+fn max_subscriptions_refuses_new_pairs_only() {
+    for dialect in Dialect::ALL {
+        for &algorithm in Algorithm::ALL {
+            let limits = Limits {
+                max_subscriptions: 2,
+                ..Limits::for_dialect(dialect)
+            };
+            let e = Engine::new(dialect, algorithm, limits).unwrap();
+            let a = e.subscribe("a", &Subscriber::Int(1)).unwrap();
+            let b = e.subscribe("b", &Subscriber::Int(1)).unwrap();
+            assert_eq!(
+                e.subscribe("a", &Subscriber::Int(1)),
+                Ok(a),
+                "idempotent at the cap"
+            );
+            let before = state(&e);
+            let err = e.subscribe("c", &Subscriber::Int(1)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "limit exceeded: max_subscriptions is 2, got 3"
+            );
+            let err = e.subscribe("a", &Subscriber::Int(2)).unwrap_err();
+            assert!(matches!(err, Error::LimitExceeded { .. }));
+            assert_eq!(state(&e), before, "{algorithm} {dialect}");
+            assert!(e.lookup("c").unwrap().is_empty());
+            assert!(e.unsubscribe(b));
+            assert!(e.subscribe("c", &Subscriber::Int(1)).is_ok());
+        }
+    }
+}
+
+#[test]
+fn limits_must_be_positive() {
+    for dialect in Dialect::ALL {
+        let d = Limits::for_dialect(dialect);
+        for limits in [
+            Limits {
+                max_topic_bytes: 0,
+                ..d
+            },
+            Limits { max_levels: 0, ..d },
+        ] {
+            let err = Engine::new(dialect, Algorithm::Naive, limits)
+                .err()
+                .expect("rejected");
+            assert!(matches!(err, Error::InvalidArgument(_)));
+        }
+    }
+}
+
+#[test]
+fn a_snapshot_at_the_end_of_the_id_space_refuses_instead_of_wrapping() {
+    let limits = Limits::for_dialect(Dialect::Amqp);
+    for &algorithm in Algorithm::ALL {
+        let held = [Subscription {
+            id: 7,
+            pattern: "a".into(),
+            subscriber: Subscriber::Int(1),
+        }];
+        let e = Engine::restore(Dialect::Amqp, algorithm, limits, &held, u64::MAX).unwrap();
+        let before = state(&e);
+        let err = e.subscribe("b", &Subscriber::Int(2)).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert_eq!(state(&e), before);
+        let last = [Subscription {
+            id: u64::MAX,
+            ..held[0].clone()
+        }];
+        assert!(Engine::restore(Dialect::Amqp, algorithm, limits, &last, 1).is_err());
+    }
+}
+
+#[test]
+fn a_bad_snapshot_never_loads_partly() {
+    let limits = Limits::for_dialect(Dialect::Mqtt);
+    let sub = |id, pattern: &str, s: i64| Subscription {
+        id,
+        pattern: pattern.into(),
+        subscriber: Subscriber::Int(s),
+    };
+    let bad: [&[Subscription]; 4] = [
+        &[sub(1, "a/b", 1), sub(2, "a/#/b", 1)],
+        &[sub(1, "a/b", 1), sub(1, "a/c", 1)],
+        &[sub(1, "a/b", 1), sub(2, "a/b", 1)],
+        &[sub(1, "a/b", 1), sub(2, "\0", 1)],
+    ];
+    for &algorithm in Algorithm::ALL {
+        for subs in bad {
+            let err = Engine::restore(Dialect::Mqtt, algorithm, limits, subs, 3)
+                .err()
+                .expect("rejected");
+            assert!(
+                matches!(
+                    err,
+                    Error::InvalidPattern { .. } | Error::InvalidArgument(_)
+                ),
+                "{err}"
+            );
+        }
+        let capped = Limits {
+            max_subscriptions: 1,
+            ..limits
+        };
+        let two = [sub(1, "a/b", 1), sub(2, "a/c", 1)];
+        let err = Engine::restore(Dialect::Mqtt, algorithm, capped, &two, 3)
+            .err()
+            .expect("over the cap");
+        assert!(matches!(err, Error::LimitExceeded { .. }));
+    }
+}
+
+fn int(n: usize) -> Subscriber {
+    Subscriber::Int(i64::try_from(n).expect("small"))
+}

@@ -1,0 +1,243 @@
+//! The fuzz harness: decodes raw bytes into inputs and checks every property. It depends on
+//! topicmatch-core only, so `crates/topicmatch-core/tests/fuzz_regressions.rs` includes this
+//! very file to replay the committed regression inputs under plain `cargo test`.
+//!
+//! Two targets: [`parse`] (the pattern and topic parsers of every dialect never panic, fail
+//! only with their typed errors, and agree with `matches`) and [`differential`] (an arbitrary
+//! sequence of subscribe, unsubscribe, lookup and `matches_any` gives identical results on every
+//! algorithm and on `naive`).
+
+use topicmatch_core::{
+    matches, parse_topic, Algorithm, Dialect, Engine, Error, Limits, Pattern, Subscriber, Word,
+};
+
+/// Words the decoder builds texts from: every separator, wildcard and rule-breaking character
+/// of every dialect, so short inputs reach every validation branch.
+const WORDS: &[&str] = &[
+    "a", "b", "", "$s", "*", "#", "+", ">", "a#", "*b", "\0", " ", "é", ".", "/", "a.b",
+];
+
+/// A cursor over the fuzzer's bytes; running out ends the input.
+struct Input<'a> {
+    data: &'a [u8],
+}
+
+impl Input<'_> {
+    fn byte(&mut self) -> Option<u8> {
+        let (&b, rest) = self.data.split_first()?;
+        self.data = rest;
+        Some(b)
+    }
+
+    fn dialect(&mut self) -> Option<Dialect> {
+        Some(Dialect::ALL[usize::from(self.byte()?) % Dialect::ALL.len()])
+    }
+
+    /// A text: a few vocabulary words joined by the separator, or raw (lossy UTF-8) bytes.
+    fn text(&mut self, dialect: Dialect) -> Option<String> {
+        let head = self.byte()?;
+        let len = usize::from(head >> 1) % 12;
+        if head & 1 == 0 {
+            let sep = char::from(dialect.separator()).to_string();
+            let words = (0..len)
+                .map(|_| self.byte().map(|b| WORDS[usize::from(b) % WORDS.len()]))
+                .collect::<Option<Vec<_>>>()?;
+            Some(words.join(&sep))
+        } else {
+            let take = (len * 3).min(self.data.len());
+            let (raw, rest) = self.data.split_at(take);
+            self.data = rest;
+            Some(String::from_utf8_lossy(raw).into_owned())
+        }
+    }
+}
+
+/// Small limits, so inputs also reach the limit errors.
+fn tight() -> Limits {
+    Limits {
+        max_topic_bytes: 24,
+        max_levels: 4,
+        max_subscriptions: 12,
+    }
+}
+
+/// The text of pattern words, joined back.
+fn rejoin(dialect: Dialect, words: &[Word]) -> String {
+    let sep = char::from(dialect.separator()).to_string();
+    let texts: Vec<&str> = words
+        .iter()
+        .map(|w| match w {
+            Word::Literal(l) => l,
+            Word::One => dialect.one_wildcard(),
+            Word::Multi => dialect.multi_wildcard(),
+        })
+        .collect();
+    texts.join(&sep)
+}
+
+fn check_parsers(dialect: Dialect, limits: &Limits, pattern: &str, topic: &str) {
+    let sep = char::from(dialect.separator()).to_string();
+    let p = Pattern::parse(dialect, limits, pattern);
+    match &p {
+        Ok(parsed) => assert_eq!(rejoin(dialect, parsed.words()), pattern, "{dialect}"),
+        Err(e) => assert!(
+            matches!(
+                e,
+                Error::InvalidPattern { .. } | Error::LimitExceeded { .. }
+            ),
+            "{dialect} pattern {pattern:?}: {e:?}"
+        ),
+    }
+    let t = parse_topic(dialect, limits, topic);
+    match &t {
+        Ok(words) => assert_eq!(words.join(&sep), topic, "{dialect}"),
+        Err(e) => assert!(
+            matches!(e, Error::InvalidTopic { .. } | Error::LimitExceeded { .. }),
+            "{dialect} topic {topic:?}: {e:?}"
+        ),
+    }
+    if let (Ok(p), Ok(words)) = (&p, &t) {
+        let hit = p.matches_words(words);
+        if !p.has_wildcards() {
+            assert_eq!(
+                hit,
+                **words
+                    == *p
+                        .words()
+                        .iter()
+                        .map(|w| w.literal().unwrap())
+                        .collect::<Vec<_>>()
+            );
+        }
+        let catch_all = Pattern::parse(dialect, limits, dialect.multi_wildcard()).unwrap();
+        let hidden = dialect == Dialect::Mqtt && topic.starts_with('$');
+        assert_eq!(
+            catch_all.matches_words(words),
+            !hidden,
+            "{dialect} {topic:?}"
+        );
+    }
+}
+
+/// The parse target: a dialect byte, then a pattern and a topic.
+pub fn parse(data: &[u8]) {
+    let mut input = Input { data };
+    let Some(dialect) = input.dialect() else {
+        return;
+    };
+    let (Some(pattern), Some(topic)) = (input.text(dialect), input.text(dialect)) else {
+        return;
+    };
+    let defaults = Limits::for_dialect(dialect);
+    check_parsers(dialect, &defaults, &pattern, &topic);
+    check_parsers(dialect, &tight(), &pattern, &topic);
+    let got = matches(dialect, &pattern, &topic);
+    let expected = Pattern::parse(dialect, &defaults, &pattern)
+        .and_then(|p| parse_topic(dialect, &defaults, &topic).map(|words| p.matches_words(&words)));
+    assert_eq!(got, expected, "{dialect} matches({pattern:?}, {topic:?})");
+}
+
+/// One engine per algorithm, `naive` first.
+fn engines(dialect: Dialect, limits: Limits) -> Vec<Engine> {
+    let mut algorithms = vec![Algorithm::Naive];
+    algorithms.extend(Algorithm::ALL.iter().filter(|&&a| a != Algorithm::Naive));
+    algorithms
+        .into_iter()
+        .map(|a| Engine::new(dialect, a, limits).expect("valid limits"))
+        .collect()
+}
+
+/// The differential target: a dialect byte, a limits byte, then operations, each applied to
+/// every algorithm and compared with `naive`.
+pub fn differential(data: &[u8]) {
+    let mut input = Input { data };
+    let (Some(dialect), Some(flags)) = (input.dialect(), input.byte()) else {
+        return;
+    };
+    let limits = if flags & 1 == 0 {
+        Limits::for_dialect(dialect)
+    } else {
+        tight()
+    };
+    let all = engines(dialect, limits);
+    let (oracle, others) = all.split_first().expect("naive is there");
+    let mut ids: Vec<u64> = Vec::new();
+    for _ in 0..256 {
+        let Some(op) = input.byte() else {
+            break;
+        };
+        match op % 5 {
+            0 | 1 => {
+                let (Some(pattern), Some(s)) = (input.text(dialect), input.byte()) else {
+                    break;
+                };
+                let subscriber = if s & 1 == 0 {
+                    Subscriber::Int(i64::from(s >> 1))
+                } else {
+                    Subscriber::Str(format!("s{}", s >> 1).into())
+                };
+                let expected = oracle.subscribe(&pattern, &subscriber);
+                for e in others {
+                    let got = e.subscribe(&pattern, &subscriber);
+                    assert_eq!(got, expected, "{} subscribe {pattern:?}", e.algorithm());
+                }
+                if let Ok(id) = expected {
+                    ids.push(id);
+                }
+            }
+            2 => {
+                let Some(i) = input.byte() else {
+                    break;
+                };
+                // Mostly held ids, sometimes one never issued.
+                let id = ids
+                    .get(usize::from(i) % (ids.len() + 1))
+                    .copied()
+                    .unwrap_or(u64::from(i));
+                let expected = oracle.unsubscribe(id);
+                for e in others {
+                    assert_eq!(
+                        e.unsubscribe(id),
+                        expected,
+                        "{} unsubscribe {id}",
+                        e.algorithm()
+                    );
+                }
+            }
+            3 => {
+                let Some(topic) = input.text(dialect) else {
+                    break;
+                };
+                let expected = oracle.lookup(&topic).map(sorted);
+                for e in others {
+                    let got = e.lookup(&topic).map(sorted);
+                    assert_eq!(got, expected, "{} lookup {topic:?}", e.algorithm());
+                }
+            }
+            _ => {
+                let Some(topic) = input.text(dialect) else {
+                    break;
+                };
+                let expected = oracle.matches_any(&topic);
+                for e in others {
+                    let got = e.matches_any(&topic);
+                    assert_eq!(got, expected, "{} matches_any {topic:?}", e.algorithm());
+                }
+            }
+        }
+    }
+    for e in others {
+        assert_eq!(
+            e.subscriptions(),
+            oracle.subscriptions(),
+            "{}",
+            e.algorithm()
+        );
+        assert_eq!(e.next_id(), oracle.next_id());
+    }
+}
+
+fn sorted(mut subs: Vec<Subscriber>) -> Vec<Subscriber> {
+    subs.sort();
+    subs
+}
