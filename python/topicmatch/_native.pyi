@@ -19,6 +19,7 @@ __all__ = [
     "TopicMatchError",
     "__version__",
     "_restore_matcher",
+    "_route_arrow",
     "matches",
 ]
 
@@ -61,3 +62,13 @@ def _restore_matcher(
     subscriptions: list[tuple[int, str, Any]],
     next_id: int,
 ) -> Matcher: ...
+def _route_arrow(
+    matcher: Matcher,
+    length: int,
+    offset: int,
+    validity: Any | None,
+    offsets: Any,
+    data: Any | None,
+    large: bool,
+    keep_unmatched: bool,
+) -> tuple[int, bytes, bytes | None, bytes, bytes | None, bytes, bytes]: ...

@@ -4,6 +4,7 @@
 //! ([`gil::detach`]) for the matching, and results are converted back. No Python object is
 //! stored in Rust; subscribers are interned in the core's registry.
 
+mod arrow;
 mod convert;
 mod errors;
 mod gil;
@@ -30,6 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<matcher::PyMatcher>()?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;
     m.add_function(wrap_pyfunction!(matcher::restore_matcher, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::route_arrow, m)?)?;
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
     let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
