@@ -31,12 +31,14 @@ def patterns(dialect: str, count: int, rng: random.Random) -> list[tuple[str, st
 
 
 def topics(dialect: str, count: int, rng: random.Random) -> list[str]:
-    """``count`` topics, some of them invalid in the dialect (wildcards, empty words)."""
+    """``count`` topics and a long one, some of them invalid in the dialect (wildcards, empty
+    words, length)."""
     pool = (*WORDS, *WILDCARDS[dialect])
-    return [
+    out = [
         SEPARATOR[dialect].join(rng.choice(pool) for _ in range(rng.randint(0, 5)))
         for _ in range(count)
     ]
+    return out + ["a" * 300]  # past AMQP's 255-byte limit
 
 
 def expected(dialect: str, subs: list[tuple[str, str]], messages: list[str],
