@@ -63,11 +63,12 @@ def _topic_error(topic: Column, dialect: str) -> Column:
 
     sep = _SEPARATOR[dialect]
     limits = tm.Matcher(dialect=dialect).limits
+    max_bytes, max_levels = int(limits["max_topic_bytes"] or 0), int(limits["max_levels"] or 0)
     levels = F.length(topic) - F.length(F.replace(topic, F.lit(sep), F.lit(""))) + 1
     rules = [
         (topic.isNull(), "the topic is null"),
-        (F.octet_length(topic) > limits["max_topic_bytes"], "the topic is too long"),
-        (levels > limits["max_levels"], "the topic has too many levels"),
+        (F.octet_length(topic) > max_bytes, "the topic is too long"),
+        (levels > max_levels, "the topic has too many levels"),
     ]
     if dialect == "mqtt":
         rules += [

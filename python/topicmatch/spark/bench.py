@@ -48,7 +48,8 @@ DEFAULT_CASES = (
     "auto:20000:2000",
     "sql-baseline:20000:2000",
 )
-WORKLOADS = {"seed5": {}, "selective": {"one_share": 0.02, "multi_share": 0.002}}
+#: (share of ``+`` words, share of ``#`` patterns) of each pattern workload.
+WORKLOADS = {"seed5": (0.25, 0.05), "selective": (0.02, 0.002)}
 
 
 def _identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -66,7 +67,8 @@ def _messages(spark: SparkSession, count: int, partitions: int) -> DataFrame:
 
 
 def _patterns(count: int, workload: str) -> list[str]:
-    return workloads.seed5_patterns(count, dialect="mqtt", **WORKLOADS[workload])
+    one, multi = WORKLOADS[workload]
+    return workloads.seed5_patterns(count, dialect="mqtt", one_share=one, multi_share=multi)
 
 
 def fanout(patterns: list[str]) -> float:
