@@ -42,7 +42,7 @@ def _add_route(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--keep-unmatched", action="store_true",
                         help="keep messages that match nobody (subscriber null)")
     parser.add_argument("--demo-messages", type=int, default=200_000)
-    parser.add_argument("--demo-subscriptions", type=int, default=2_000)
+    parser.add_argument("--demo-subscriptions", type=int, default=200)
     parser.set_defaults(run=route)
 
 

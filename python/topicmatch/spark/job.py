@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     """Runs the job described by the parsed ``topicmatch route`` arguments."""
     from pyspark.sql import functions as F
 
-    spark = session(args.master)
+    spark = session(args.master, config={"spark.ui.showConsoleProgress": "false"})
     spark.sparkContext.setLogLevel("ERROR")
     if args.messages:
         messages = read(spark, args.messages, input_format(args.messages, args.input_format))
