@@ -15,7 +15,7 @@ import topicmatch as tm
 from topicmatch.spark import fanout_counts, route
 from topicmatch.spark.subscriptions import InvalidSubscriptions
 
-import randomized as workload
+from . import randomized as workload
 
 pytestmark = pytest.mark.spark
 
@@ -147,3 +147,13 @@ def test_rejects_clashing_columns(spark: SparkSession) -> None:
     subs_df = spark.createDataFrame([("a", "s")], "pattern string, subscriber string")
     with pytest.raises(ValueError, match="output column"):
         route(messages_df, subs_df)
+
+
+@pytest.mark.parametrize("algorithm", ["naive", "sql-baseline"])
+def test_custom_column_names(spark: SparkSession, algorithm: str) -> None:
+    messages_df = spark.createDataFrame([("a.b", 1), ("c", 2)], "t string, n int")
+    subs_df = spark.createDataFrame([("a.*", 5), ("#", 6)], "p string, who long")
+    out = route(messages_df, subs_df, dialect="amqp", algorithm=algorithm, topic_col="t",
+                pattern_col="p", subscriber_col="who")
+    assert out.columns == ["t", "n", "subscriber", "error"]
+    assert sorted((r["n"], r["subscriber"]) for r in out.collect()) == [(1, 5), (1, 6), (2, 6)]
