@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import topicmatch as tm
 from topicmatch.spark import fanout_counts, route
-from topicmatch.spark.subscriptions import InvalidSubscriptions
+from topicmatch.spark import InvalidSubscriptions
 
 from . import randomized as workload
 

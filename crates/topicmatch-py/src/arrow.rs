@@ -254,7 +254,7 @@ fn bytes_of(py: Python<'_>, buffer: Option<&Bound<'_, PyAny>>) -> PyResult<Optio
 #[pyo3(name = "_route_arrow")]
 #[pyo3(signature = (matcher, length, offset, validity, offsets, data, large, keep_unmatched))]
 #[allow(clippy::too_many_arguments)] // The parts of one Arrow array, passed flat.
-#[allow(clippy::fn_params_excessive_bools)]
+#[allow(clippy::fn_params_excessive_bools)] // Two flags of the call, named at the Python side.
 pub fn route_arrow<'py>(
     py: Python<'py>,
     matcher: &Bound<'py, PyMatcher>,
