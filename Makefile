@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 PY_SOURCES := $(shell find python -type f) pyproject.toml README.md
 EXTRAS ?= test,spark
 
-.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean
+.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench-spark
 .PHONY: fuzz fuzz-smoke fuzz-tools churn leakcheck
 
 help: ## List the targets
@@ -34,8 +34,8 @@ $(WHEEL_STAMP): $(DEPS_STAMP) $(RUST_SOURCES) $(PY_SOURCES)
 
 setup: $(WHEEL_STAMP) ## Create the virtualenv, build the release wheel, install it and its dependencies
 
-run: setup ## Set up, then run the main job on its embedded default (the seed5 demo)
-	$(VENV)/bin/topicmatch route
+run: setup ## Set up, then run the main job on Spark local mode (the seed5 demo) into target/route-out
+	$(VENV)/bin/topicmatch route --master 'local[*]' --out target/route-out
 
 test: setup cargo-test fuzz-smoke pytest ## Set up, then run every test (cargo test, fuzz smoke run, pytest)
 
@@ -48,6 +48,9 @@ pytest: setup ## Python tests
 
 stubtest: setup ## Check the hand-written stubs against the compiled module
 	$(PY) -m mypy.stubtest topicmatch._native
+
+bench-spark: setup ## The Spark pipeline benchmark: topicmatch vs plain Spark SQL (several minutes)
+	$(PY) -m topicmatch.spark.bench
 
 lint: ## rustfmt and clippy, as CI would
 	cargo fmt --all -- --check

@@ -1,34 +1,53 @@
-"""The main job, end to end on small inputs."""
+"""The command line without Spark: its options, and that pyspark stays optional."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import topicmatch as tm
 from topicmatch import cli
 
 
-def test_route_demo(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["route", "--demo-messages", "2000", "--demo-subscriptions", "100"]) == 0
-    out = capsys.readouterr().out
-    assert "messages 2,000" in out and "messages/s" in out
+def test_route_options() -> None:
+    args = cli.build_parser().parse_args(["route"])
+    assert (args.dialect, args.algorithm, args.master, args.format, args.out) == (
+        "mqtt", "auto", "local[*]", "parquet", cli.ROUTE_OUT
+    )
+    args = cli.build_parser().parse_args(
+        ["route", "--messages", "m.csv", "--algorithm", "sql-baseline", "--format", "jsonl",
+         "--dialect", "amqp", "--keep-unmatched"]
+    )
+    assert (args.messages, args.algorithm, args.format, args.dialect, args.keep_unmatched) == (
+        "m.csv", "sql-baseline", "jsonl", "amqp", True
+    )
+    for algorithm in tm.ALGORITHMS:
+        assert cli.build_parser().parse_args(["route", "--algorithm", algorithm]).algorithm
 
 
-def test_route_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "subs.txt").write_text("a/+\talice\na/#\tbob\n", encoding="utf-8")
-    (tmp_path / "msgs.txt").write_text("a/b\na\nc\na/+\n", encoding="utf-8")
-    code = cli.main(["route", "--dialect", "mqtt", "--messages", str(tmp_path / "msgs.txt"),
-                     "--subscriptions", str(tmp_path / "subs.txt")])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "messages 4  matches 3  errors 1" in out
+@pytest.mark.parametrize("bad", [["route", "--format", "xml"], ["route", "--dialect", "x"],
+                                 ["route", "--algorithm", "magic"]])
+def test_route_rejects_bad_options(bad: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(bad)
 
 
-def test_route_rejects_invalid_subscriptions(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "subs.txt").write_text("a/#/b\n", encoding="utf-8")
-    code = cli.main(["route", "--dialect", "mqtt", "--subscriptions", str(tmp_path / "subs.txt"),
-                     "--demo-messages", "10"])
-    assert code == 2
-    assert "invalid subscription" in capsys.readouterr().out
+def test_input_format_by_extension(tmp_path: Path) -> None:
+    from topicmatch.spark.job import input_format
+
+    assert input_format("x.parquet", None) == "parquet"
+    assert input_format("x.CSV", None) == "csv"
+    assert input_format("x.jsonl", None) == "jsonl"
+    assert input_format("x.txt", "csv") == "csv"
+    assert input_format(str(tmp_path), None) == "parquet"
+    with pytest.raises(ValueError, match="--input-format"):
+        input_format("x.txt", None)
+
+
+def test_importing_topicmatch_does_not_import_pyspark() -> None:
+    code = ("import sys, topicmatch, topicmatch.cli; "
+            "topicmatch.cli.build_parser(); assert 'pyspark' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

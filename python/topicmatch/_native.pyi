@@ -38,6 +38,7 @@ __all__ = [
     "_panic_for_tests",
     "_restore_field_matcher",
     "_restore_matcher",
+    "_route_arrow",
     "ge",
     "gt",
     "le",
@@ -134,3 +135,13 @@ def _restore_field_matcher(
     next_id: int,
 ) -> FieldMatcher: ...
 def _panic_for_tests(release_gil: bool) -> None: ...
+def _route_arrow(
+    matcher: Matcher,
+    length: int,
+    offset: int,
+    validity: Any | None,
+    offsets: Any,
+    data: Any | None,
+    large: bool,
+    keep_unmatched: bool,
+) -> tuple[int, bytes, bytes | None, bytes, bytes | None, bytes, bytes]: ...

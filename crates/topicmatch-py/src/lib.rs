@@ -4,6 +4,7 @@
 //! ([`gil::detach`]) for the matching, and results are converted back. No Python object is
 //! stored in Rust; subscribers are interned in the core's registry.
 
+mod arrow;
 mod convert;
 mod criteria;
 mod errors;
@@ -64,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(f)?;
     }
     m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::route_arrow, m)?)?;
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
     let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();

@@ -30,6 +30,11 @@ fn limits_for(
 }
 
 impl PyMatcher {
+    /// The engine, for batch entry points elsewhere in the crate.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     /// Converts subscriber ids to a Python list under one registry lock.
     fn subscribers<'py>(
         &self,

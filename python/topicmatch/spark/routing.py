@@ -1,0 +1,178 @@
+"""``route`` and ``fanout_counts``: the public Spark API."""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+import pyarrow as pa
+
+import topicmatch as tm
+from topicmatch.spark import subscriptions
+from topicmatch.spark._arrow import route_array
+
+if TYPE_CHECKING:
+    from pyspark import Broadcast
+    from pyspark.sql import DataFrame
+
+#: The name of the plain Spark SQL routing (regular expressions, ``rlike`` cross join).
+SQL_BASELINE = "sql-baseline"
+
+#: Matchers built in this Python worker, by payload key (a worker serves many tasks).
+_WORKER_CACHE: dict[str, tuple[tm.Matcher, pa.Array]] = {}
+_WORKER_CACHE_SIZE = 4
+
+
+def _worker_matcher(key: str, broadcast: Broadcast[subscriptions.Payload]) -> tuple[
+    tm.Matcher, pa.Array
+]:
+    """The matcher of ``key``, unpickled from the broadcast only on this worker's first task."""
+    hit = _WORKER_CACHE.get(key)
+    if hit is None:
+        payload = broadcast.value
+        hit = (pickle.loads(payload.matcher), payload.values)  # noqa: S301 (our own bytes)
+        while len(_WORKER_CACHE) >= _WORKER_CACHE_SIZE:
+            _WORKER_CACHE.pop(next(iter(_WORKER_CACHE)))
+        _WORKER_CACHE[key] = hit
+    return hit
+
+
+def _route_batches(
+    batches: Iterator[pa.RecordBatch],
+    *,
+    key: str,
+    broadcast: Broadcast[subscriptions.Payload],
+    topic_index: int,
+    keep_unmatched: bool,
+    names: list[str],
+) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function: one native call per batch, the output built with ``take``."""
+    matcher, values = _worker_matcher(key, broadcast)
+    for batch in batches:
+        routed = route_array(matcher, batch.column(topic_index), keep_unmatched=keep_unmatched)
+        taken = batch.take(routed.rows)
+        yield pa.RecordBatch.from_arrays(
+            [*taken.columns, values.take(routed.subscribers), routed.errors], names=names
+        )
+
+
+def _check_columns(
+    messages_df: DataFrame, subscriptions_df: DataFrame, topic_col: str, pattern_col: str,
+    subscriber_col: str,
+) -> None:
+    from pyspark.sql.types import StringType
+
+    fields = {f.name: f.dataType for f in messages_df.schema.fields}
+    if topic_col not in fields:
+        raise ValueError(f"the messages have no column {topic_col!r} (columns: {list(fields)})")
+    if not isinstance(fields[topic_col], StringType):
+        raise TypeError(f"the topic column {topic_col!r} must be a string, not {fields[topic_col]}")
+    clash = {"subscriber", "error"} & set(fields)
+    if clash:
+        raise ValueError(f"the messages already have the output column(s) {sorted(clash)}")
+    for col in (pattern_col, subscriber_col):
+        if col not in subscriptions_df.columns:
+            raise ValueError(
+                f"the subscriptions have no column {col!r} (columns: {subscriptions_df.columns})"
+            )
+
+
+def route(
+    messages_df: DataFrame,
+    subscriptions_df: DataFrame,
+    dialect: str = "mqtt",
+    algorithm: str = "auto",
+    topic_col: str = "topic",
+    pattern_col: str = "pattern",
+    subscriber_col: str = "subscriber",
+    keep_unmatched: bool = False,
+) -> DataFrame:
+    """Routes every message to the subscribers whose pattern matches its topic.
+
+    The result has every message column plus ``subscriber`` and ``error``: one row per
+    (message, matching subscriber); one row with ``subscriber`` null and ``error`` set for a
+    message whose topic is invalid; with ``keep_unmatched``, one row with both null for a message
+    that matches nobody. The subscriptions are validated on the driver first: any invalid row
+    raises :class:`~topicmatch.spark.subscriptions.InvalidSubscriptions` listing the rows.
+
+    ``algorithm`` is a name in ``topicmatch.ALGORITHMS``, ``"auto"`` (the best one) or
+    ``"sql-baseline"`` (plain Spark SQL, the benchmark baseline).
+    """
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if dialect not in tm.DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}: expected one of {tm.DIALECTS}")
+    _check_columns(messages_df, subscriptions_df, topic_col, pattern_col, subscriber_col)
+    subs = subscriptions.collect(
+        subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col
+    )
+    if algorithm == SQL_BASELINE:
+        from topicmatch.spark import baseline
+
+        return baseline.route_sql(
+            messages_df, subs, subscriptions_df.schema[subscriber_col].dataType,
+            dialect=dialect, topic_col=topic_col, keep_unmatched=keep_unmatched,
+        )
+    matcher = subscriptions.build_matcher(subs, dialect=dialect, algorithm=algorithm)
+    payload = subscriptions.payload(matcher, subs.values)
+    broadcast = messages_df.sparkSession.sparkContext.broadcast(payload)
+    schema = StructType([
+        *messages_df.schema.fields,
+        StructField("subscriber", subscriptions_df.schema[subscriber_col].dataType, True),
+        StructField("error", StringType(), True),
+    ])
+    work = functools.partial(
+        _route_batches,
+        key=payload.key,
+        broadcast=broadcast,
+        topic_index=messages_df.columns.index(topic_col),
+        keep_unmatched=keep_unmatched,
+        names=schema.fieldNames(),
+    )
+    return messages_df.mapInArrow(work, schema)
+
+
+class FanoutCounts(NamedTuple):
+    """``per_subscriber``: ``subscriber``, ``messages`` (how many messages each receives).
+    ``distribution``: ``fanout``, ``messages`` (how many messages reach exactly ``fanout``
+    subscribers; ``fanout`` null counts the messages whose topic is invalid)."""
+
+    per_subscriber: DataFrame
+    distribution: DataFrame
+
+
+def fanout_counts(
+    messages_df: DataFrame,
+    subscriptions_df: DataFrame,
+    dialect: str = "mqtt",
+    algorithm: str = "auto",
+    topic_col: str = "topic",
+    pattern_col: str = "pattern",
+    subscriber_col: str = "subscriber",
+) -> FanoutCounts:
+    """Fan-out of a routing: per subscriber the number of messages, and the distribution of the
+    number of subscribers per message (every message counted, unmatched ones at 0)."""
+    from pyspark.sql import functions as F
+
+    message_id = "_tm_message"
+    routed = route(
+        messages_df.withColumn(message_id, F.monotonically_increasing_id()), subscriptions_df,
+        dialect=dialect, algorithm=algorithm, topic_col=topic_col, pattern_col=pattern_col,
+        subscriber_col=subscriber_col, keep_unmatched=True,
+    )
+    per_subscriber = (
+        routed.where(F.col("subscriber").isNotNull())
+        .groupBy("subscriber")
+        .agg(F.count("*").alias("messages"))
+    )
+    per_message = routed.groupBy(message_id).agg(
+        F.when(F.max(F.col("error").isNotNull()), F.lit(None))
+        .otherwise(F.count("subscriber"))
+        .alias("fanout")
+    )
+    distribution = (
+        per_message.groupBy("fanout").agg(F.count("*").alias("messages")).orderBy("fanout")
+    )
+    return FanoutCounts(per_subscriber, distribution)

@@ -1,0 +1,1 @@
+"""Tests that start a local Spark session (marker ``spark``)."""
