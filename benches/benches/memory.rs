@@ -75,9 +75,9 @@ fn live() -> isize {
 /// Bytes per subscription that `build` leaves allocated while its result is alive.
 fn per_subscription<T>(count: usize, build: impl FnOnce() -> T) -> f64 {
     let before = live();
-    let built = build();
+    let held = build();
     let after = live();
-    drop(built);
+    drop(held);
     #[allow(clippy::cast_precision_loss)]
     let per = (after - before) as f64 / count.max(1) as f64;
     per

@@ -47,7 +47,7 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
 
 /// A subscriber id no loaded subscription uses.
 fn fresh_subscriber(i: usize) -> Subscriber {
-    Subscriber::Int(1_000_000 + i as i64)
+    Subscriber::Int(1_000_000 + i64::try_from(i).expect("small index"))
 }
 
 fn subscribe(c: &mut Criterion, micro: &Micro) {
@@ -145,7 +145,10 @@ fn lookup_one(c: &mut Criterion, micro: &Micro) {
         out.clear();
         engine.lookup_into(MICRO_PROBE_TOPIC, &mut out).unwrap();
         // The seed's flaw, fixed: the hot probe matches loaded patterns, not only its own.
-        assert!(micro.name != "hot" || out.len() > 1, "hot lookup must touch loaded patterns");
+        assert!(
+            micro.name != "hot" || out.len() > 1,
+            "hot lookup must touch loaded patterns"
+        );
         group.bench_function(BenchmarkId::new(algorithm.name(), micro.name), |b| {
             b.iter(|| {
                 out.clear();

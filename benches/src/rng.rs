@@ -1,7 +1,7 @@
 //! A tiny deterministic generator (SplitMix64): workloads must not change between runs or
 //! depend on a crate's sampling algorithm.
 
-/// SplitMix64: one 64-bit state, good enough statistics for picking words.
+/// `SplitMix64`: one 64-bit state, good enough statistics for picking words.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 

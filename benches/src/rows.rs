@@ -98,5 +98,7 @@ pub fn lookup_rows(group: &mut BenchmarkGroup<'_, WallTime>, workload: &Workload
 
 #[inline]
 fn lookup(engine: &Engine, topic: &str, out: &mut Vec<SubscriberId>) {
-    engine.lookup_into(topic, out).expect("workload topics are valid");
+    engine
+        .lookup_into(topic, out)
+        .expect("workload topics are valid");
 }

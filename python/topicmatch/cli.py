@@ -82,7 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--demo-messages", type=int, default=200_000)
     route.add_argument("--demo-subscriptions", type=int, default=2_000)
     route.set_defaults(run=route_local)
+    _add_bench(commands)
     return parser
+
+
+def _add_bench(commands: argparse._SubParsersAction) -> None:
+    from topicmatch.bench.command import add_parser
+
+    add_parser(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

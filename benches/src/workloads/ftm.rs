@@ -8,7 +8,12 @@ use crate::workload::Workload;
 
 fn ftm_dir() -> PathBuf {
     std::env::var_os("TOPICMATCH_FTM_DIR").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/workloads/ftm")),
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../shared/workloads/ftm"
+            ))
+        },
         PathBuf::from,
     )
 }

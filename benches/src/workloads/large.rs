@@ -9,11 +9,29 @@ use crate::rng::Rng;
 use crate::workload::Workload;
 
 const REGIONS: [&str; 12] = [
-    "us-east", "us-west", "eu-west", "eu-north", "ap-south", "ap-east", "sa-east", "af-south",
-    "me-central", "ca-central", "ap-north", "eu-south",
+    "us-east",
+    "us-west",
+    "eu-west",
+    "eu-north",
+    "ap-south",
+    "ap-east",
+    "sa-east",
+    "af-south",
+    "me-central",
+    "ca-central",
+    "ap-north",
+    "eu-south",
 ];
 const SENSORS: [&str; 10] = [
-    "temp", "humidity", "pressure", "voltage", "current", "rpm", "vibration", "light", "co2",
+    "temp",
+    "humidity",
+    "pressure",
+    "voltage",
+    "current",
+    "rpm",
+    "vibration",
+    "light",
+    "co2",
     "noise",
 ];
 const STATS: [&str; 5] = ["raw", "avg", "min", "max", "p99"];
@@ -74,7 +92,7 @@ pub fn generate(name: &str, subscriptions: usize, topics: usize, seed: u64) -> W
         })
         .zip(0..)
         .collect();
-    let mut seen = FxHashSet::default();
+    let mut distinct = FxHashSet::default();
     let mut stream = Vec::with_capacity(topics);
     while stream.len() < topics {
         // Half the topics are some exact subscription's (they match), half are random.
@@ -83,7 +101,7 @@ pub fn generate(name: &str, subscriptions: usize, topics: usize, seed: u64) -> W
         } else {
             space.words(&mut rng).join(".")
         };
-        if seen.insert(topic.clone()) {
+        if distinct.insert(topic.clone()) {
             stream.push(topic);
         }
     }
@@ -107,9 +125,9 @@ pub fn scale(subscriptions: usize) -> Workload {
 
 /// `1k`, `10k`, `1M`: how sizes print in benchmark ids.
 pub fn size_label(n: usize) -> String {
-    if n >= 1_000_000 && n % 1_000_000 == 0 {
+    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
-    } else if n >= 1000 && n % 1000 == 0 {
+    } else if n >= 1000 && n.is_multiple_of(1000) {
         format!("{}k", n / 1000)
     } else {
         n.to_string()

@@ -16,10 +16,16 @@ pub const MICRO_PROBE_PATTERN: &str = "foo.*.baz.qux.quux";
 pub const MICRO_PROBE_TOPIC: &str = "foo.bar.baz.qux.quux";
 
 const VOCABULARY: [[&str; 8]; 5] = [
-    ["foo", "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta"],
-    ["bar", "red", "green", "blue", "cyan", "pink", "gray", "teal"],
+    [
+        "foo", "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta",
+    ],
+    [
+        "bar", "red", "green", "blue", "cyan", "pink", "gray", "teal",
+    ],
     ["baz", "one", "two", "three", "four", "five", "six", "seven"],
-    ["qux", "north", "south", "east", "west", "up", "down", "left"],
+    [
+        "qux", "north", "south", "east", "west", "up", "down", "left",
+    ],
     ["quux", "ant", "bee", "cat", "dog", "elk", "fox", "gnu"],
 ];
 
