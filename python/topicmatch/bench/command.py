@@ -40,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
 
     profile = PROFILES[args.profile]
     names = args.workload or list(NAMES)
-    with tqdm(total=0, unit="step", file=sys.stderr, leave=False) as bar:
+    with tqdm(total=0, unit="step", file=sys.stderr, leave=False, disable=None) as bar:
 
         def progress(total: int) -> tqdm:
             bar.reset(total=total)

@@ -17,11 +17,6 @@ from typing import Any, Protocol
 import topicmatch as tm
 from topicmatch.bench.workloads import Workload
 
-#: Largest subscription set a linear-scan peer (one regex or filter test per subscription per
-#: topic, in Python) is loaded with; beyond it a lookup costs a second or more.
-LINEAR_PEER_LIMIT = 100_000
-
-
 class Loaded(Protocol):
     """One target holding one workload's subscriptions."""
 
@@ -45,11 +40,12 @@ class Target:
     #: Why it cannot run here (a peer not installed), or ``None``.
     missing: str | None = None
 
-    def skip_reason(self, workload: Workload) -> str | None:
-        """Why this target sits out ``workload``, or ``None``."""
+    def skip_reason(self, workload: Workload, linear_peer_limit: int) -> str | None:
+        """Why this target sits out ``workload``, or ``None``: a linear-scan peer (one regex
+        or filter test per subscription per topic, in Python) skips sets above the limit."""
         if self.missing:
             return self.missing
-        if self.kind == "peer" and self.linear and workload.size > LINEAR_PEER_LIMIT:
+        if self.kind == "peer" and self.linear and workload.size > linear_peer_limit:
             return f"linear scan of {workload.size:,} patterns"
         return None
 

@@ -24,13 +24,17 @@ class Profile:
     thread_sweep: tuple[int, ...]
     #: Pattern tests one throughput pass of a linear-scan target may do.
     linear_budget: int
+    #: About how long one throughput pass takes: slow targets look up a shorter batch.
+    pass_seconds: float
+    #: Largest subscription set the linear-scan peers (kombu, amqtt) are loaded with.
+    linear_peer_limit: int
 
 
 PROFILES = {
-    "tiny": Profile("tiny", 1, 5, (20_000,), 0.05, (1, 2), 20_000),
-    "quick": Profile("quick", 2, 20, (20_000, 100_000), 0.25, (1, 2, 4), 300_000),
+    "tiny": Profile("tiny", 1, 5, (20_000,), 0.05, (1, 2), 20_000, 0.01, 10_000),
+    "quick": Profile("quick", 1, 20, (20_000, 100_000), 0.2, (1, 2, 4), 300_000, 0.03, 10_000),
     "full": Profile("full", 3, 40, (10_000, 100_000, 300_000), 1.0, (1, 2, 4, 8, 16),
-                    2_000_000),
+                    2_000_000, 0.5, 100_000),
 }
 
 #: Which workloads the latency runs use (the seed's throughput workload, else the first).
@@ -88,7 +92,7 @@ def micro_fresh(workload: Workload) -> list[str]:
 
 def _measure(target: peers.Target, workload: Workload, profile: Profile, n: int,
              sweep: bool) -> list[Record]:
-    reason = target.skip_reason(workload)
+    reason = target.skip_reason(workload, profile.linear_peer_limit)
     if reason:
         return [Record(target.name, workload.name, "throughput", None, "msg/s", note=reason)]
     loaded = target.load(workload)
@@ -99,6 +103,7 @@ def _measure(target: peers.Target, workload: Workload, profile: Profile, n: int,
                                 profile.micro_batches)
     batch = throughput.budget_topics(topics, workload.size, target.linear,
                                      profile.linear_budget)
+    batch = throughput.calibrated(loaded, batch, profile.pass_seconds)
     note = None if len(batch) == len(topics) else f"first {len(batch):,} of {len(topics):,} topics"
     counts = sorted({1, n})
     out = throughput.throughput(target.name, workload.name, loaded, batch, counts,

@@ -23,6 +23,18 @@ def budget_topics(topics: Sequence[str], patterns: int, linear: bool,
     return topics[: max(1, min(len(topics), budget // max(patterns, 1)))]
 
 
+def calibrated(loaded: Loaded, topics: Sequence[str], seconds: float) -> Sequence[str]:
+    """The first topics one lookup pass gets through in about ``seconds`` (at least 100):
+    a slow target then looks up fewer topics, and its rate is per topic of that batch."""
+    probe = topics[:200]
+    lookup = loaded.lookup
+    started = time.perf_counter()
+    for t in probe:
+        lookup(t)
+    per_topic = (time.perf_counter() - started) / max(len(probe), 1)
+    return topics[: max(min(100, len(topics)), int(seconds / max(per_topic, 1e-9)))]
+
+
 def _chunks(topics: Sequence[str], size: int = CHUNK) -> list[Sequence[str]]:
     return [topics[i : i + size] for i in range(0, len(topics), size)]
 
