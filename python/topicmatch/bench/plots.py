@@ -127,8 +127,11 @@ def _threads(plt: Any, records: Sequence[Record], folder: Path, threads: int) ->
         ax.plot(counts, [points[c] / 1e6 for c in counts], "o-", color=_colour(name, i),
                 label=name)
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = sorted({c for points in series.values() for c in points})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.set_xlabel(f"threads (this machine has {threads} cores; more is oversubscription)")
-    ax.set_ylabel(f"M lookups/s (lookup_many, {workload})")
+    ax.set_ylabel(f"M lookups/s (lookup_many, {workload}; log)")
     ax.set_title("Thread scaling: lookup_many releases the GIL")
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize=8)
