@@ -132,3 +132,13 @@ def test_installed_peers_agree_with_topicmatch_on_ftm() -> None:
         for topic, converted in zip(w.topics, loaded.convert(w.topics)):
             assert sorted(loaded.lookup(converted)) == sorted(ours.lookup(topic)), target.name
             assert loaded.matches_any(converted) == ours.matches_any(topic), target.name
+
+
+def test_cli_options_parse() -> None:
+    parse = cli.build_parser().parse_args
+    assert parse(["bench"]).profile == "full"
+    assert parse(["bench", "--quick"]).profile == "quick"
+    args = parse(["bench", "--workload", "ftm", "hot", "--workload", "scale"])
+    assert args.workload == ["ftm", "hot", "scale"]
+    with pytest.raises(SystemExit):
+        parse(["bench", "--workload", "nope"])

@@ -22,14 +22,14 @@ def add_parser(commands: Any) -> None:
     )
     bench.add_argument("--quick", action="store_const", const="quick", dest="profile",
                        help="small sizes and short runs: under a minute")
-    bench.add_argument("--profile", choices=("tiny", "quick", "full"), default="full",
+    bench.add_argument("--profile", choices=("tiny", "quick", "full"),
                        help="sizes and durations (tiny is for the test suite)")
-    bench.add_argument("--workload", action="append", choices=NAMES, metavar="NAME",
-                       help=f"run only these workloads (repeatable): {', '.join(NAMES)}")
+    bench.add_argument("--workload", action="extend", nargs="+", choices=NAMES, metavar="NAME",
+                       help=f"run only these workloads: {', '.join(NAMES)}")
     bench.add_argument("--no-latency", action="store_true", help="skip the latency runs")
     bench.add_argument("--json", type=Path, metavar="FILE", help="write every figure here")
     bench.add_argument("--plot", type=Path, metavar="DIR", help="write PNG plots here")
-    bench.set_defaults(run=main)
+    bench.set_defaults(run=main, profile="full")
 
 
 def main(args: argparse.Namespace) -> int:
