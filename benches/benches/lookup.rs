@@ -10,7 +10,7 @@ fn lookup(c: &mut Criterion) {
     let ftm = ftm();
     lookup_rows(&mut group, &ftm, &ftm.name);
     drop(ftm);
-    let seed5 = seed5(sized(10_000, 1_000), sized(100_000, 1_000));
+    let seed5 = seed5(sized(10_000, 1_000), sized(20_000, 1_000));
     lookup_rows(&mut group, &seed5, &seed5.name);
     drop(seed5);
     let large = large(sized(1_000_000, 10_000));
