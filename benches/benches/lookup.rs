@@ -18,5 +18,9 @@ fn lookup(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, lookup);
+criterion_group! {
+    name = benches;
+    config = topicmatch_benches::rows::criterion();
+    targets = lookup
+}
 criterion_main!(benches);

@@ -170,5 +170,9 @@ fn micro(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, micro);
+criterion_group! {
+    name = benches;
+    config = topicmatch_benches::rows::criterion();
+    targets = micro
+}
 criterion_main!(benches);

@@ -19,5 +19,9 @@ fn scale_group(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scale_group);
+criterion_group! {
+    name = benches;
+    config = topicmatch_benches::rows::criterion();
+    targets = scale_group
+}
 criterion_main!(benches);

@@ -4,7 +4,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, BenchmarkId, SamplingMode, Throughput};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
 use topicmatch_core::{Algorithm, Engine, SubscriberId};
 
 use crate::floor::Floor;
@@ -14,6 +14,12 @@ use crate::workload::Workload;
 /// on big sets it looks up only the first `NAIVE_BUDGET / subscriptions` topics (at least one)
 /// and its throughput is per topic of that shorter batch.
 pub const NAIVE_BUDGET: usize = 2_000_000;
+
+/// Criterion without its HTML plots and with fewer bootstrap resamples: on two shared cores
+/// the analysis would otherwise take longer than the measurement.
+pub fn criterion() -> Criterion {
+    Criterion::default().without_plots().nresamples(10_000)
+}
 
 /// Short, flat sampling: a full `cargo bench` must fit in minutes on two shared cores.
 pub fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
