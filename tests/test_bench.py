@@ -78,6 +78,17 @@ def test_plots_are_pngs(tiny_run: tuple[list[dict[str, Any]], Path, str]) -> Non
         assert data.startswith(PNG_MAGIC) and len(data) > 5_000
 
 
+def test_a_saved_run_replots(tiny_run: tuple[list[dict[str, Any]], Path, str],
+                              tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows, _, printed = tiny_run
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(rows), encoding="utf-8")
+    assert cli.main(["bench", "--from-json", str(saved), "--plot", str(tmp_path)]) == 0
+    assert (tmp_path / "latency.png").read_bytes().startswith(PNG_MAGIC)
+    tables = capsys.readouterr().out.split("\nwrote ")[0].strip()
+    assert tables == printed.split("\nwrote ")[0].strip()
+
+
 def test_a_missing_peer_is_a_row_not_a_crash() -> None:
     def load(_: workloads.Workload) -> peers.Loaded:
         raise AssertionError("a missing peer is never loaded")

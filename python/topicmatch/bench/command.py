@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ def add_parser(commands: Any) -> None:
     bench.add_argument("--no-latency", action="store_true", help="skip the latency runs")
     bench.add_argument("--json", type=Path, metavar="FILE", help="write every figure here")
     bench.add_argument("--plot", type=Path, metavar="DIR", help="write PNG plots here")
+    bench.add_argument("--from-json", type=Path, metavar="FILE",
+                       help="measure nothing: print and plot the figures a --json run saved")
     bench.set_defaults(run=main, profile="full")
 
 
@@ -36,17 +39,22 @@ def main(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from topicmatch.bench import plots, report
+    from topicmatch.bench.records import Record
     from topicmatch.bench.run import PROFILES, run, threads
 
-    profile = PROFILES[args.profile]
-    names = args.workload or list(NAMES)
-    with tqdm(total=0, unit="step", file=sys.stderr, leave=False, disable=None) as bar:
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text(encoding="utf-8"))
+        records = [Record.from_json(row) for row in rows]
+    else:
+        profile = PROFILES[args.profile]
+        names = args.workload or list(NAMES)
+        with tqdm(total=0, unit="step", file=sys.stderr, leave=False, disable=None) as bar:
 
-        def progress(total: int) -> tqdm:
-            bar.reset(total=total)
-            return bar
+            def progress(total: int) -> tqdm:
+                bar.reset(total=total)
+                return bar
 
-        records = run(names, profile, latency_on=not args.no_latency, progress=progress)
+            records = run(names, profile, latency_on=not args.no_latency, progress=progress)
     print(report.render(records, threads()))
     if args.json:
         report.write_json(records, args.json)

@@ -121,7 +121,7 @@ def _threads(plt: Any, records: Sequence[Record], folder: Path, threads: int) ->
         return None
     workload = next(w for w, s in sweeps.items() if s is widest)
     series = widest
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    fig, ax = plt.subplots(figsize=(7, 4.2))
     for i, (name, points) in enumerate(series.items()):
         counts = sorted(points)
         ax.plot(counts, [points[c] / 1e6 for c in counts], "o-", color=_colour(name, i),
@@ -132,9 +132,10 @@ def _threads(plt: Any, records: Sequence[Record], folder: Path, threads: int) ->
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.set_xlabel(f"threads (this machine has {threads} cores; more is oversubscription)")
     ax.set_ylabel(f"M lookups/s (lookup_many, {workload}; log)")
-    ax.set_title("Thread scaling: lookup_many releases the GIL")
+    ax.set_title("Thread scaling (ours release the GIL for each lookup_many batch)",
+                 fontsize=10)
     ax.grid(which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     return _save(plt, fig, folder / "threads.png")
 

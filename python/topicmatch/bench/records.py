@@ -34,3 +34,8 @@ class Record:
         if self.note:
             out["note"] = self.note
         return out
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> Record:
+        return cls(row["algorithm"], row["workload"], row["metric"], row["value"], row["unit"],
+                   {k: row[k] for k in PERCENTILES if k in row}, row.get("note"))
