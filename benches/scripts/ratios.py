@@ -24,6 +24,13 @@ def load(root: Path) -> dict[tuple[str, str], dict[str, float]]:
     return out
 
 
+def _order(workload: str) -> tuple[float, str]:
+    """Sizes (`1k`, `10k`, `1M`) in numeric order, names alphabetically after them."""
+    factor = {"k": 1e3, "M": 1e6}.get(workload[-1:], 1.0)
+    head = workload.rstrip("kM")
+    return (float(head) * factor, "") if head.isdigit() else (float("inf"), workload)
+
+
 def _ns(v: float) -> str:
     return f"{v / 1e3:.2f} µs" if v >= 1e3 else f"{v:.1f} ns"
 
@@ -32,7 +39,7 @@ def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "target/criterion")
     results = load(root)
     by_group: dict[str, list[str]] = defaultdict(list)
-    for group, workload in sorted(results):
+    for group, workload in sorted(results, key=lambda k: (k[0], _order(k[1]))):
         by_group[group].append(workload)
     for group, workloads in by_group.items():
         print(f"\n### `{group}`\n")

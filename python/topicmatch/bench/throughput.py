@@ -24,15 +24,15 @@ def budget_topics(topics: Sequence[str], patterns: int, linear: bool,
 
 
 def calibrated(loaded: Loaded, topics: Sequence[str], seconds: float) -> Sequence[str]:
-    """The first topics one lookup pass gets through in about ``seconds`` (at least 100):
+    """The first topics one lookup pass gets through in about ``seconds`` (at least 10):
     a slow target then looks up fewer topics, and its rate is per topic of that batch."""
-    probe = topics[:200]
+    probe = topics[:50]
     lookup = loaded.lookup
     started = time.perf_counter()
     for t in probe:
         lookup(t)
     per_topic = (time.perf_counter() - started) / max(len(probe), 1)
-    return topics[: max(min(100, len(topics)), int(seconds / max(per_topic, 1e-9)))]
+    return topics[: max(min(10, len(topics)), int(seconds / max(per_topic, 1e-9)))]
 
 
 def _chunks(topics: Sequence[str], size: int = CHUNK) -> list[Sequence[str]]:
