@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from topicmatch.bench.peers import Loaded
 from topicmatch.bench.records import PERCENTILES, Record
 
-#: Histogram range: 1 ns to 60 s, three significant digits.
-_LOWEST, _HIGHEST, _DIGITS = 1, 60_000_000_000, 3
+#: Histogram range: 1 ns to 10 s, three significant digits.
+_LOWEST, _HIGHEST, _DIGITS = 1, 10_000_000_000, 3
 #: Writer pace: one subscribe and one unsubscribe per this many seconds.
 WRITER_PERIOD = 1e-4
 
@@ -31,7 +31,9 @@ def _histogram():  # noqa: ANN202 (hdrh ships no types)
 
 
 def percentiles(histogram) -> dict[str, float]:  # noqa: ANN001
-    return {key: float(histogram.get_value_at_percentile(float(key[1:]))) for key in PERCENTILES}
+    # One pass over the counts for all percentiles (a pass per percentile costs seconds).
+    values = histogram.get_percentile_to_value_dict([float(key[1:]) for key in PERCENTILES])
+    return {key: float(values[float(key[1:])]) for key in PERCENTILES}
 
 
 @dataclass
