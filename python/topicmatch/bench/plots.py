@@ -59,9 +59,9 @@ def _throughput(plt: Any, records: Sequence[Record], folder: Path, threads: int)
         ax.invert_yaxis()
         ax.set_title(f"{workload}: lookups per second")
         ax.grid(axis="x", which="both", alpha=0.3)
-        for y, r in enumerate(mine):
-            ax.text(r.value, y, f" {r.value / 1e6:.2f} M" if r.value >= 1e5
-                    else f" {r.value / 1e3:.1f} k", va="center", fontsize=8)
+        for y, value in enumerate(r.value or 0.0 for r in mine):
+            ax.text(value, y, f" {value / 1e6:.2f} M" if value >= 1e5
+                    else f" {value / 1e3:.1f} k", va="center", fontsize=8)
     fig.suptitle("Lookup throughput, one thread (log scale; floor = a dict of answers)")
     fig.tight_layout()
     return _save(plt, fig, folder / "throughput.png")

@@ -6,10 +6,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from topicmatch.bench import latency, peers, throughput
 from topicmatch.bench.records import Record
 from topicmatch.bench.workloads import SIZES, Workload, build
+
+
+class Progress(Protocol):
+    """What ``run`` needs of a progress bar (tqdm's)."""
+
+    def update(self, n: float = 1) -> object: ...
+    def set_description(self, desc: str | None = None, refresh: bool = True) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ def threads() -> int:
 
 
 def run(workload_names: Sequence[str], profile: Profile, *, latency_on: bool = True,
-        progress: Callable[[int], object] | None = None) -> list[Record]:
+        progress: Callable[[int], Progress] | None = None) -> list[Record]:
     """Measures everything; ``progress`` is called with the total number of steps and
     returns an object with ``update()`` and ``set_description()`` (a tqdm bar)."""
     sizes = SIZES[profile.name]
