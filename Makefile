@@ -10,9 +10,9 @@ WHEEL_STAMP := $(VENV)/.wheel-stamp
 DEPS_STAMP := $(VENV)/.deps-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 PY_SOURCES := $(shell find python -type f) pyproject.toml README.md
-EXTRAS ?= test,spark
+EXTRAS ?= test,spark,bench
 
-.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench-spark
+.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench bench-py bench-spark
 .PHONY: fuzz fuzz-smoke fuzz-tools churn leakcheck
 
 help: ## List the targets
@@ -55,6 +55,14 @@ bench-spark: setup ## The Spark pipeline benchmark: topicmatch vs plain Spark SQ
 lint: ## rustfmt and clippy, as CI would
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+
+bench: ## Criterion benchmarks of every algorithm beside floor and naive (a few minutes)
+	cargo bench -p topicmatch-benches
+
+bench-py: setup ## The Python benchmark (tables, JSON and plots in target/bench) and pytest-benchmark
+	mkdir -p target/bench
+	$(VENV)/bin/topicmatch bench --json target/bench/python.json --plot target/bench/plots
+	TOPICMATCH_BENCH=1 $(PY) -m pytest -q tests/bench
 
 fmt: ## Format the Rust code
 	cargo fmt --all

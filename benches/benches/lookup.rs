@@ -1,41 +1,26 @@
-//! Lookup throughput per algorithm on each workload, beside the `floor` and `naive` baselines.
+//! Lookup throughput per algorithm on `ftm`, `seed5` and `large`, beside `floor` and `naive`.
 
-use std::hint::black_box;
-
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use topicmatch_benches::{ftm, Floor};
-use topicmatch_core::Algorithm;
+use criterion::{criterion_group, criterion_main, Criterion};
+use topicmatch_benches::rows::{configure, lookup_rows};
+use topicmatch_benches::{ftm, large, seed5, sized};
 
 fn lookup(c: &mut Criterion) {
-    let workload = ftm();
     let mut group = c.benchmark_group("lookup");
-    group.throughput(Throughput::Elements(workload.topics.len() as u64));
-    group.sample_size(10);
-    let floor = Floor::new(&workload.engine(Algorithm::Trie), &workload.topics);
-    let mut out = Vec::with_capacity(64);
-    group.bench_function(BenchmarkId::new("floor", workload.name), |b| {
-        b.iter(|| {
-            for topic in &workload.topics {
-                out.clear();
-                floor.lookup_into(black_box(topic), &mut out);
-            }
-            black_box(out.len())
-        });
-    });
-    for &algorithm in Algorithm::ALL {
-        let engine = workload.engine(algorithm);
-        group.bench_function(BenchmarkId::new(algorithm.name(), workload.name), |b| {
-            b.iter(|| {
-                for topic in &workload.topics {
-                    out.clear();
-                    engine.lookup_into(black_box(topic), &mut out).unwrap();
-                }
-                black_box(out.len())
-            });
-        });
-    }
+    configure(&mut group);
+    let ftm = ftm();
+    lookup_rows(&mut group, &ftm, &ftm.name);
+    drop(ftm);
+    let seed5 = seed5(sized(10_000, 1_000), sized(20_000, 1_000));
+    lookup_rows(&mut group, &seed5, &seed5.name);
+    drop(seed5);
+    let large = large(sized(1_000_000, 10_000));
+    lookup_rows(&mut group, &large, &large.name);
     group.finish();
 }
 
-criterion_group!(benches, lookup);
+criterion_group! {
+    name = benches;
+    config = topicmatch_benches::rows::criterion();
+    targets = lookup
+}
 criterion_main!(benches);

@@ -50,7 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="topicmatch", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _add_route(commands)
+    _add_bench(commands)
     return parser
+
+
+def _add_bench(commands: argparse._SubParsersAction) -> None:
+    from topicmatch.bench.command import add_parser
+
+    add_parser(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""pytest-benchmark tests of the Python API (collected only with TOPICMATCH_BENCH=1)."""
