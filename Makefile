@@ -22,7 +22,7 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(DEPS_STAMP): pyproject.toml scripts/install_extras.py | $(VENV)/bin/python
+$(DEPS_STAMP): pyproject.toml scripts/install_extras.py Makefile | $(VENV)/bin/python
 	$(PY) scripts/install_extras.py $(EXTRAS)
 	touch $@
 
