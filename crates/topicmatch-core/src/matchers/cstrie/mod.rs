@@ -81,6 +81,13 @@ impl CsTrieMatcher {
         }
     }
 
+    /// Whether the trie holds nothing: true once every subscription was removed, because
+    /// emptied levels are contracted away (the trie shrinks back).
+    pub fn is_empty(&self) -> bool {
+        let pin = self.reclaim.pin();
+        self.root.load(&pin).is_empty()
+    }
+
     /// Removes the tombstone at the end of `path` from its parent, and every parent that this
     /// leaves empty, bottom-up. `path[k]` is the child of `path[k - 1]` along `edges[k - 1]`.
     fn contract(path: &[&INode], edges: &[Edge<'_>], pin: &Pin<'_>) {

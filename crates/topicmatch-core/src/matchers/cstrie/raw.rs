@@ -100,7 +100,7 @@ impl Drop for INode {
 pub(super) struct Reclaim {
     /// Under loom, retired nodes are kept until the matcher drops.
     #[cfg(loom)]
-    retired: crate::sync::Mutex<Vec<Box<Main>>>,
+    retired: std::sync::Mutex<Vec<Box<Main>>>,
 }
 
 impl Reclaim {
