@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 PY_SOURCES := $(shell find python -type f) pyproject.toml README.md
 EXTRAS ?= test,spark
 
-.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean
+.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean loom valgrind asan
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
@@ -54,6 +54,20 @@ lint: ## rustfmt and clippy, as CI would
 
 fmt: ## Format the Rust code
 	cargo fmt --all
+
+loom: ## Model-check the cstrie's CAS protocol with loom (every interleaving of small models)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p topicmatch-core --release --test loom_cstrie
+
+# The cstrie's unit tests (its unsafe code), the conformance suite and the concurrent stress.
+CSTRIE_TESTS := --lib --test conformance --test stress
+VALGRIND := valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
+
+valgrind: ## Run the cstrie tests under valgrind memcheck
+	CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$(VALGRIND)" cargo test -p topicmatch-core --release $(CSTRIE_TESTS)
+
+asan: ## Run the cstrie tests under AddressSanitizer (stable rustc via RUSTC_BOOTSTRAP)
+	RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+	  cargo test -p topicmatch-core --target x86_64-unknown-linux-gnu $(CSTRIE_TESTS)
 
 clean: ## Remove build products and the virtualenv
 	cargo clean
