@@ -125,7 +125,6 @@ fn two_leaves<K, V>(shift: u32, a: Arc<Leaf<K, V>>, b: Arc<Leaf<K, V>>) -> Node<
 
 impl<K: Clone, V: Clone> Hamt<K, V> {
     /// Number of keys.
-    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.len
     }

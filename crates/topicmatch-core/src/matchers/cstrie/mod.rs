@@ -46,6 +46,7 @@
 mod hamt;
 mod nodes;
 mod raw;
+mod subs;
 mod walk;
 
 use std::ptr;

@@ -7,6 +7,7 @@ use rustc_hash::FxHasher;
 
 use super::hamt::Hamt;
 use super::raw::INode;
+use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
 use crate::sync::Arc;
@@ -17,13 +18,6 @@ pub(super) fn word_hash(word: &str) -> u64 {
     let mut h = FxHasher::default();
     h.write(word.as_bytes());
     h.finish()
-}
-
-/// The position of a subscriber in a subscriber set: a bijection on `u64`, so it never
-/// collides, and it spreads consecutive ids over the low bits the HAMT indexes by first.
-#[inline]
-fn sub_hash(sub: SubscriberId) -> u64 {
-    sub.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The edge from a node to one of its children.
@@ -61,7 +55,7 @@ pub(super) struct Main {
     /// The multi-word wildcard child.
     pub multi: Option<Arc<INode>>,
     /// Subscribers whose pattern ends here.
-    pub subs: Hamt<SubscriberId, ()>,
+    pub subs: Subs,
     /// Whether this is a tombstone.
     pub tomb: bool,
 }
@@ -140,13 +134,13 @@ impl Main {
     /// A copy with `sub` added.
     pub(super) fn with_sub(&self, sub: SubscriberId) -> Main {
         let mut next = self.copy();
-        next.subs = self.subs.insert(sub_hash(sub), sub, (), |s| *s == sub);
+        next.subs = self.subs.with(sub);
         next
     }
 
     /// A copy without `sub`, or `None` if it is not here.
     pub(super) fn without_sub(&self, sub: SubscriberId) -> Option<Main> {
-        let subs = self.subs.remove(sub_hash(sub), |s| *s == sub)?;
+        let subs = self.subs.without(sub)?;
         let mut next = self.copy();
         next.subs = subs;
         Some(next)
@@ -155,7 +149,7 @@ impl Main {
     /// Appends the subscribers to `out`.
     #[inline]
     pub(super) fn collect(&self, out: &mut Vec<SubscriberId>) {
-        self.subs.for_each(|s, ()| out.push(*s));
+        self.subs.collect(out);
     }
 
     fn take_children(&mut self, out: &mut Vec<Arc<INode>>) {
