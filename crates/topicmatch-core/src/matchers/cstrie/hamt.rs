@@ -18,22 +18,38 @@ use crate::sync::Arc;
 const BITS: u32 = 5;
 const MASK: u64 = (1 << BITS) - 1;
 
-/// The keys of one hash: almost always exactly one.
+/// Several keys with one hash (rare: only on a full 64-bit hash collision).
 struct Leaf<K, V> {
     hash: u64,
-    entries: SmallVec<[(K, V); 1]>,
+    entries: SmallVec<[(K, V); 2]>,
 }
 
 enum Slot<K, V> {
-    Leaf(Arc<Leaf<K, V>>),
+    /// One key, inline: a lookup reaches it without another pointer.
+    Entry(u64, K, V),
+    /// Keys sharing one hash.
+    Collision(Arc<Leaf<K, V>>),
+    /// The next level.
     Branch(Arc<Node<K, V>>),
 }
 
-impl<K, V> Clone for Slot<K, V> {
+impl<K: Clone, V: Clone> Clone for Slot<K, V> {
     fn clone(&self) -> Self {
         match self {
-            Slot::Leaf(l) => Slot::Leaf(Arc::clone(l)),
+            Slot::Entry(h, k, v) => Slot::Entry(*h, k.clone(), v.clone()),
+            Slot::Collision(l) => Slot::Collision(Arc::clone(l)),
             Slot::Branch(b) => Slot::Branch(Arc::clone(b)),
+        }
+    }
+}
+
+impl<K, V> Slot<K, V> {
+    /// The hash of a non-branch slot.
+    fn hash(&self) -> u64 {
+        match self {
+            Slot::Entry(h, _, _) => *h,
+            Slot::Collision(l) => l.hash,
+            Slot::Branch(_) => unreachable!("only entries and collisions are placed by hash"),
         }
     }
 }
@@ -67,13 +83,15 @@ impl<K, V> Clone for Hamt<K, V> {
 }
 
 /// The bitmap bit of `hash` at the level starting at bit `shift`.
+#[inline]
 fn bit_of(hash: u64, shift: u32) -> u32 {
     debug_assert!(shift < 64, "two distinct 64-bit hashes part within 13 levels");
     1u32 << ((hash >> shift) & MASK)
 }
 
-impl<K, V> Node<K, V> {
+impl<K: Clone, V: Clone> Node<K, V> {
     /// The slot position for `bit` and whether it is occupied.
+    #[inline]
     fn position(&self, bit: u32) -> (usize, bool) {
         ((self.bitmap & (bit - 1)).count_ones() as usize, self.bitmap & bit != 0)
     }
@@ -101,26 +119,28 @@ impl<K, V> Node<K, V> {
     }
 }
 
-/// A node holding two leaves of different hashes, splitting as deep as their hashes agree.
-fn two_leaves<K, V>(shift: u32, a: Arc<Leaf<K, V>>, b: Arc<Leaf<K, V>>) -> Node<K, V> {
-    let bit_a = bit_of(a.hash, shift);
-    let bit_b = bit_of(b.hash, shift);
+/// A node holding two slots of different hashes, splitting as deep as their hashes agree.
+fn two_slots<K, V>(shift: u32, a: Slot<K, V>, b: Slot<K, V>) -> Node<K, V> {
+    let bit_a = bit_of(a.hash(), shift);
+    let bit_b = bit_of(b.hash(), shift);
     if bit_a == bit_b {
-        let inner = two_leaves(shift + BITS, a, b);
+        let inner = two_slots(shift + BITS, a, b);
         return Node {
             bitmap: bit_a,
             slots: Box::new([Slot::Branch(Arc::new(inner))]),
         };
     }
-    let slots = if bit_a < bit_b {
-        [Slot::Leaf(a), Slot::Leaf(b)]
-    } else {
-        [Slot::Leaf(b), Slot::Leaf(a)]
-    };
+    let slots = if bit_a < bit_b { [a, b] } else { [b, a] };
     Node {
         bitmap: bit_a | bit_b,
         slots: Box::new(slots),
     }
+}
+
+/// What replaces a node after a removal below it.
+enum Rest<K, V> {
+    Empty,
+    Slot(Slot<K, V>),
 }
 
 impl<K: Clone, V: Clone> Hamt<K, V> {
@@ -140,13 +160,13 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
         let mut node = self.root.as_deref()?;
         let mut shift = 0;
         loop {
-            let bit = bit_of(hash, shift);
-            let (pos, occupied) = node.position(bit);
+            let (pos, occupied) = node.position(bit_of(hash, shift));
             if !occupied {
                 return None;
             }
             match &node.slots[pos] {
-                Slot::Leaf(leaf) => {
+                Slot::Entry(h, k, v) => return (*h == hash && is_key(k)).then_some(v),
+                Slot::Collision(leaf) => {
                     if leaf.hash != hash {
                         return None;
                     }
@@ -165,7 +185,8 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
         fn walk<K, V>(node: &Node<K, V>, f: &mut impl FnMut(&K, &V)) {
             for slot in &node.slots {
                 match slot {
-                    Slot::Leaf(leaf) => leaf.entries.iter().for_each(|(k, v)| f(k, v)),
+                    Slot::Entry(_, k, v) => f(k, v),
+                    Slot::Collision(leaf) => leaf.entries.iter().for_each(|(k, v)| f(k, v)),
                     Slot::Branch(inner) => walk(inner, f),
                 }
             }
@@ -180,58 +201,62 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
         fn go<K: Clone, V: Clone>(
             node: &Node<K, V>,
             shift: u32,
-            leaf: Leaf<K, V>,
+            new: (u64, K, V),
             is_key: &impl Fn(&K) -> bool,
         ) -> (Node<K, V>, bool) {
-            let bit = bit_of(leaf.hash, shift);
+            let (hash, key, value) = new;
+            let bit = bit_of(hash, shift);
             let (pos, occupied) = node.position(bit);
             if !occupied {
-                return (node.with_slot(bit, pos, Slot::Leaf(Arc::new(leaf)), false), true);
+                let slot = Slot::Entry(hash, key, value);
+                return (node.with_slot(bit, pos, slot, false), true);
             }
             let (slot, added) = match &node.slots[pos] {
-                Slot::Leaf(old) if old.hash == leaf.hash => {
+                Slot::Entry(h, k, v) if *h == hash => {
+                    if is_key(k) {
+                        (Slot::Entry(hash, key, value), false)
+                    } else {
+                        let mut entries = SmallVec::new();
+                        entries.push((k.clone(), v.clone()));
+                        entries.push((key, value));
+                        (Slot::Collision(Arc::new(Leaf { hash, entries })), true)
+                    }
+                }
+                Slot::Collision(old) if old.hash == hash => {
                     let mut entries = old.entries.clone();
-                    let (k, v) = leaf.entries.into_iter().next().expect("one new entry");
-                    let added = match entries.iter_mut().find(|(old_key, _)| is_key(old_key)) {
+                    let added = match entries.iter_mut().find(|(k, _)| is_key(k)) {
                         Some(entry) => {
-                            *entry = (k, v);
+                            *entry = (key, value);
                             false
                         }
                         None => {
-                            entries.push((k, v));
+                            entries.push((key, value));
                             true
                         }
                     };
-                    let hash = old.hash;
-                    (Slot::Leaf(Arc::new(Leaf { hash, entries })), added)
-                }
-                Slot::Leaf(old) => {
-                    let split = two_leaves(shift + BITS, Arc::clone(old), Arc::new(leaf));
-                    (Slot::Branch(Arc::new(split)), true)
+                    (Slot::Collision(Arc::new(Leaf { hash, entries })), added)
                 }
                 Slot::Branch(inner) => {
-                    let (inner, added) = go(inner, shift + BITS, leaf, is_key);
+                    let (inner, added) = go(inner, shift + BITS, (hash, key, value), is_key);
                     (Slot::Branch(Arc::new(inner)), added)
+                }
+                other => {
+                    let split = two_slots(shift + BITS, other.clone(), Slot::Entry(hash, key, value));
+                    (Slot::Branch(Arc::new(split)), true)
                 }
             };
             (node.with_slot(bit, pos, slot, true), added)
         }
-        let mut entries = SmallVec::new();
-        entries.push((key, value));
-        let leaf = Leaf { hash, entries };
         match &self.root {
-            None => {
-                let bit = bit_of(hash, 0);
-                Hamt {
-                    root: Some(Arc::new(Node {
-                        bitmap: bit,
-                        slots: Box::new([Slot::Leaf(Arc::new(leaf))]),
-                    })),
-                    len: 1,
-                }
-            }
+            None => Hamt {
+                root: Some(Arc::new(Node {
+                    bitmap: bit_of(hash, 0),
+                    slots: Box::new([Slot::Entry(hash, key, value)]),
+                })),
+                len: 1,
+            },
             Some(root) => {
-                let (root, added) = go(root, 0, leaf, &is_key);
+                let (root, added) = go(root, 0, (hash, key, value), &is_key);
                 Hamt {
                     root: Some(Arc::new(root)),
                     len: self.len + usize::from(added),
@@ -242,11 +267,6 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
 
     /// A version without the key `is_key` finds under `hash`, or `None` if there is none.
     pub(super) fn remove(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<Self> {
-        /// What replaces a node after a removal below it.
-        enum Rest<K, V> {
-            Empty,
-            Slot(Slot<K, V>),
-        }
         fn go<K: Clone, V: Clone>(
             node: &Node<K, V>,
             shift: u32,
@@ -259,17 +279,24 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
                 return None;
             }
             let replacement = match &node.slots[pos] {
-                Slot::Leaf(leaf) => {
+                Slot::Entry(h, k, _) => {
+                    if *h != hash || !is_key(k) {
+                        return None;
+                    }
+                    Rest::Empty
+                }
+                Slot::Collision(leaf) => {
                     if leaf.hash != hash {
                         return None;
                     }
                     let at = leaf.entries.iter().position(|(k, _)| is_key(k))?;
-                    if leaf.entries.len() == 1 {
-                        Rest::Empty
+                    let mut entries = leaf.entries.clone();
+                    entries.remove(at);
+                    if entries.len() == 1 {
+                        let (k, v) = entries.pop().expect("one left");
+                        Rest::Slot(Slot::Entry(hash, k, v))
                     } else {
-                        let mut entries = leaf.entries.clone();
-                        entries.remove(at);
-                        Rest::Slot(Slot::Leaf(Arc::new(Leaf { hash, entries })))
+                        Rest::Slot(Slot::Collision(Arc::new(Leaf { hash, entries })))
                     }
                 }
                 Slot::Branch(inner) => go(inner, shift + BITS, hash, is_key)?,
@@ -278,10 +305,10 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
                 Rest::Empty => node.without_slot(bit, pos),
                 Rest::Slot(slot) => node.with_slot(bit, pos, slot, true),
             };
-            // Compression: a branch left with one leaf is replaced by the leaf.
+            // Compression: a branch left with one entry or collision is replaced by it.
             Some(match &*node.slots {
                 [] => Rest::Empty,
-                [Slot::Leaf(leaf)] if shift > 0 => Rest::Slot(Slot::Leaf(Arc::clone(leaf))),
+                [only] if shift > 0 && !matches!(only, Slot::Branch(_)) => Rest::Slot(only.clone()),
                 _ => Rest::Slot(Slot::Branch(Arc::new(node))),
             })
         }
@@ -289,13 +316,10 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
         let root = match go(root, 0, hash, &is_key)? {
             Rest::Empty => None,
             Rest::Slot(Slot::Branch(node)) => Some(node),
-            Rest::Slot(Slot::Leaf(leaf)) => {
-                let bit = bit_of(leaf.hash, 0);
-                Some(Arc::new(Node {
-                    bitmap: bit,
-                    slots: Box::new([Slot::Leaf(leaf)]),
-                }))
-            }
+            Rest::Slot(slot) => Some(Arc::new(Node {
+                bitmap: bit_of(slot.hash(), 0),
+                slots: Box::new([slot]),
+            })),
         };
         Some(Hamt {
             root,
@@ -305,8 +329,10 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
 }
 
 impl<K, V> Hamt<K, V> {
-    /// Empties the map, moving into `out` the values of the entries no other version shares,
-    /// so that the caller can dismantle them without recursion. Shared nodes are only released.
+    /// Empties the map, moving into `out` the values held by the nodes no other version shares
+    /// (inline entries of a path-copied node are copies, so values should be `Arc`s the
+    /// caller unwraps), so that the caller can dismantle them without recursion. Shared nodes
+    /// are only released.
     pub(super) fn drain_unique(&mut self, out: &mut Vec<V>) {
         fn go<K, V>(node: Arc<Node<K, V>>, out: &mut Vec<V>) {
             let Ok(node) = Arc::try_unwrap(node) else {
@@ -314,7 +340,8 @@ impl<K, V> Hamt<K, V> {
             };
             for slot in node.slots {
                 match slot {
-                    Slot::Leaf(leaf) => {
+                    Slot::Entry(_, _, v) => out.push(v),
+                    Slot::Collision(leaf) => {
                         if let Ok(leaf) = Arc::try_unwrap(leaf) {
                             out.extend(leaf.entries.into_iter().map(|(_, v)| v));
                         }
@@ -382,7 +409,9 @@ mod tests {
         assert!(out.is_empty(), "b is still shared");
         let mut b = b;
         b.drain_unique(&mut out);
-        assert_eq!(out, vec![1000], "only the entry no other version shares");
+        // The values of b's own path nodes: the new entry plus copies of its inline siblings.
+        assert!(out.contains(&1000));
+        assert!(out.len() < 40, "shared nodes were not walked: {}", out.len());
         assert_eq!(a.len(), 100);
         assert_eq!(a.get(5, |x| *x == 5), Some(&5));
     }

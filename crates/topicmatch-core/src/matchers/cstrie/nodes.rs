@@ -49,7 +49,7 @@ impl<'a> Edge<'a> {
 #[derive(Default)]
 pub(super) struct Main {
     /// Children by literal word.
-    pub words: Hamt<Box<str>, Arc<INode>>,
+    pub words: Hamt<Arc<str>, Arc<INode>>,
     /// The one-word wildcard child.
     pub one: Option<Arc<INode>>,
     /// The multi-word wildcard child.
