@@ -89,7 +89,11 @@ fn run(algorithm: Algorithm, w: &Workload, base: &[Pattern], plans: &[Vec<Op>]) 
 
 fn concurrency(c: &mut Criterion) {
     let w = ftm();
-    let base: Vec<Pattern> = w.subscriptions.iter().map(|(p, _)| parse(w.dialect, p)).collect();
+    let base: Vec<Pattern> = w
+        .subscriptions
+        .iter()
+        .map(|(p, _)| parse(w.dialect, p))
+        .collect();
     for (mix, subscribe_every) in [("90-10", 10), ("50-50", 2)] {
         let mut group = c.benchmark_group(format!("concurrency-{mix}"));
         group.sample_size(10);
@@ -109,7 +113,9 @@ fn concurrency(c: &mut Criterion) {
                 group.throughput(Throughput::Elements((ops / threads * threads) as u64));
                 let id = BenchmarkId::new(algorithm.name(), format!("{threads}t"));
                 group.bench_function(id, |b| {
-                    b.iter_custom(|iters| (0..iters).map(|_| run(algorithm, &w, &base, &plans)).sum());
+                    b.iter_custom(|iters| {
+                        (0..iters).map(|_| run(algorithm, &w, &base, &plans)).sum()
+                    });
                 });
             }
         }
@@ -122,7 +128,9 @@ fn bulk_load(c: &mut Criterion) {
     let mut group = c.benchmark_group("bulk_load");
     group.sample_size(10);
     for n in [10_000usize, 100_000] {
-        let patterns: Vec<Pattern> = (0..n).map(|i| parse(dialect, &format!("wide.w{i}"))).collect();
+        let patterns: Vec<Pattern> = (0..n)
+            .map(|i| parse(dialect, &format!("wide.w{i}")))
+            .collect();
         group.throughput(Throughput::Elements(n as u64));
         for algorithm in [Algorithm::Trie, Algorithm::Cstrie] {
             group.bench_function(BenchmarkId::new(algorithm.name(), n), |b| {

@@ -6,7 +6,7 @@
 //! `src/sync.rs`), so every load and CAS is a scheduling point and loom explores the
 //! retry loops, tombstoning, contraction and helping. What is not: crossbeam-epoch, which loom
 //! cannot instrument; under `--cfg loom` retired nodes are freed when the matcher drops, and the
-//! reclamation is checked instead by valgrind (`make valgrind`) and AddressSanitizer
+//! reclamation is checked instead by valgrind (`make valgrind`) and the address sanitizer
 //! (`make asan`).
 #![cfg(loom)]
 
@@ -121,7 +121,10 @@ fn lookup_sees_untouched_subscriptions_and_nothing_unknown() {
             other.insert(&p("a.#"), 3);
         });
         let seen = found(&m, "a.b");
-        assert!(seen.contains(&1), "lost a subscription nobody touched: {seen:?}");
+        assert!(
+            seen.contains(&1),
+            "lost a subscription nobody touched: {seen:?}"
+        );
         assert!(seen.iter().all(|s| [1, 2, 3].contains(s)), "{seen:?}");
         t.join().unwrap();
         assert_eq!(found(&m, "a.b"), [1, 3]);

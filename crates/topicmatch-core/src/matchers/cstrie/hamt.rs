@@ -85,7 +85,10 @@ impl<K, V> Clone for Hamt<K, V> {
 /// The bitmap bit of `hash` at the level starting at bit `shift`.
 #[inline]
 fn bit_of(hash: u64, shift: u32) -> u32 {
-    debug_assert!(shift < 64, "two distinct 64-bit hashes part within 13 levels");
+    debug_assert!(
+        shift < 64,
+        "two distinct 64-bit hashes part within 13 levels"
+    );
     1u32 << ((hash >> shift) & MASK)
 }
 
@@ -93,7 +96,10 @@ impl<K: Clone, V: Clone> Node<K, V> {
     /// The slot position for `bit` and whether it is occupied.
     #[inline]
     fn position(&self, bit: u32) -> (usize, bool) {
-        ((self.bitmap & (bit - 1)).count_ones() as usize, self.bitmap & bit != 0)
+        (
+            (self.bitmap & (bit - 1)).count_ones() as usize,
+            self.bitmap & bit != 0,
+        )
     }
 
     fn with_slot(&self, bit: u32, pos: usize, slot: Slot<K, V>, occupied: bool) -> Node<K, V> {
@@ -224,15 +230,12 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
                 }
                 Slot::Collision(old) if old.hash == hash => {
                     let mut entries = old.entries.clone();
-                    let added = match entries.iter_mut().find(|(k, _)| is_key(k)) {
-                        Some(entry) => {
-                            *entry = (key, value);
-                            false
-                        }
-                        None => {
-                            entries.push((key, value));
-                            true
-                        }
+                    let added = if let Some(entry) = entries.iter_mut().find(|(k, _)| is_key(k)) {
+                        *entry = (key, value);
+                        false
+                    } else {
+                        entries.push((key, value));
+                        true
                     };
                     (Slot::Collision(Arc::new(Leaf { hash, entries })), added)
                 }
@@ -241,7 +244,8 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
                     (Slot::Branch(Arc::new(inner)), added)
                 }
                 other => {
-                    let split = two_slots(shift + BITS, other.clone(), Slot::Entry(hash, key, value));
+                    let split =
+                        two_slots(shift + BITS, other.clone(), Slot::Entry(hash, key, value));
                     (Slot::Branch(Arc::new(split)), true)
                 }
             };
@@ -368,7 +372,9 @@ mod tests {
 
     #[test]
     fn insert_get_remove_against_a_btreemap() {
-        for hash in [bad_hash as fn(u64) -> u64, |k: u64| k.wrapping_mul(0x9E37_79B9_7F4A_7C15)] {
+        for hash in [bad_hash as fn(u64) -> u64, |k: u64| {
+            k.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        }] {
             let mut map: Hamt<u64, u64> = Hamt::default();
             let mut model = std::collections::BTreeMap::new();
             let mut versions = Vec::new();
@@ -391,7 +397,10 @@ mod tests {
                 let mut seen = Vec::new();
                 version.for_each(|k, v| seen.push((*k, *v)));
                 seen.sort_unstable();
-                assert_eq!(seen, model.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
+                assert_eq!(
+                    seen,
+                    model.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>()
+                );
             }
         }
     }
@@ -411,7 +420,11 @@ mod tests {
         b.drain_unique(&mut out);
         // The values of b's own path nodes: the new entry plus copies of its inline siblings.
         assert!(out.contains(&1000));
-        assert!(out.len() < 40, "shared nodes were not walked: {}", out.len());
+        assert!(
+            out.len() < 40,
+            "shared nodes were not walked: {}",
+            out.len()
+        );
         assert_eq!(a.len(), 100);
         assert_eq!(a.get(5, |x| *x == 5), Some(&5));
     }

@@ -1,5 +1,5 @@
 //! The CS-trie: a lock-free concurrent subscription trie in the style of the Ctrie (Prokopec,
-//! Bronson, Bagwell, Odersky, PPoPP 2012), as seed 003/004 proposes, without the seed's costs.
+//! Bronson, Bagwell, Odersky, `PPoPP` 2012), as seed 003/004 proposes, without the seed's costs.
 //!
 //! # Structure
 //! Each trie level is an **I-node** ([`raw::INode`]): an atomic pointer to an immutable

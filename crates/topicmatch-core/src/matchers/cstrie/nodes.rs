@@ -108,7 +108,9 @@ impl Main {
         let mut next = self.copy();
         match edge {
             Edge::Word(word, hash) => {
-                next.words = self.words.insert(hash, word.into(), child, |k| **k == *word);
+                next.words = self
+                    .words
+                    .insert(hash, word.into(), child, |k| **k == *word);
             }
             Edge::One => next.one = Some(child),
             Edge::Multi => next.multi = Some(child),

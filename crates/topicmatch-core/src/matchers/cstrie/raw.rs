@@ -52,12 +52,14 @@ impl INode {
         // `load`; Acquire orders our teardown of `current` after its writer's stores. Failure:
         // Acquire is not needed for correctness (the caller reloads with Acquire) but keeps the
         // argument uniform.
-        match self.main.compare_exchange(
+        let swapped = self.main.compare_exchange(
             ptr::from_ref(current).cast_mut(),
             new,
             Ordering::AcqRel,
             Ordering::Acquire,
-        ) {
+        );
+        #[allow(clippy::single_match_else)] // the two outcomes read better side by side
+        match swapped {
             Ok(old) => {
                 // SAFETY: the CAS unlinked `old` from the only place it was published, so no
                 // thread pinned from now on can reach it; `retire` defers the free past the
@@ -75,6 +77,7 @@ impl INode {
     }
 
     /// Takes the main node out of an I-node nobody else refers to, for iterative teardown.
+    #[allow(clippy::unnecessary_box_returns)] // the main node is already boxed; no move
     pub(super) fn into_main(self) -> Box<Main> {
         let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
         // SAFETY: `self` is owned, so no other thread refers to this I-node (whoever could
@@ -106,6 +109,7 @@ pub(super) struct Reclaim {
 impl Reclaim {
     /// Pins the current thread: main nodes loaded under the pin stay valid until it drops.
     #[inline]
+    #[cfg_attr(not(loom), allow(clippy::unused_self))] // the loom build keeps retired nodes here
     pub(super) fn pin(&self) -> Pin<'_> {
         Pin {
             #[cfg(not(loom))]
@@ -137,7 +141,8 @@ impl Pin<'_> {
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and a `Main` may be dropped on any thread (it is `Send`).
         unsafe {
-            self.guard.defer_unchecked(move || drop(Box::from_raw(main)));
+            self.guard
+                .defer_unchecked(move || drop(Box::from_raw(main)));
         }
         #[cfg(loom)]
         {

@@ -37,7 +37,11 @@ fn unsubscribing_everything_shrinks_the_trie_back_to_an_empty_root() {
     for (i, text) in texts.iter().enumerate().rev() {
         assert!(m.remove(&pattern(d, text), i as u64));
         assert!(!m.remove(&pattern(d, text), i as u64));
-        assert!(!root_is_empty(&m), "{text} still holds subscriber {}", 100 + i);
+        assert!(
+            !root_is_empty(&m),
+            "{text} still holds subscriber {}",
+            100 + i
+        );
         assert!(m.remove(&pattern(d, text), 100 + i as u64));
     }
     assert!(root_is_empty(&m));
