@@ -154,10 +154,18 @@ impl Main {
         self.subs.collect(out);
     }
 
+    /// Moves the children only this node refers to into `out`; releases the shared ones.
     fn take_children(&mut self, out: &mut Vec<Arc<INode>>) {
-        out.extend(self.one.take());
-        out.extend(self.multi.take());
-        self.words.drain_unique(out);
+        let mut words = Vec::new();
+        self.words.drain_unique(&mut words);
+        let children = self
+            .one
+            .take()
+            .into_iter()
+            .chain(self.multi.take())
+            .chain(words);
+        // A count of 1 cannot rise: nobody else holds a reference to clone.
+        out.extend(children.filter(|child| Arc::strong_count(child) == 1));
     }
 }
 
