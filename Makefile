@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 PY_SOURCES := $(shell find python -type f) pyproject.toml README.md
 EXTRAS ?= test,spark,bench
 
-.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench bench-py bench-spark
+.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench bench-py bench-spark loom valgrind asan
 .PHONY: fuzz fuzz-smoke fuzz-tools churn leakcheck
 
 help: ## List the targets
@@ -95,6 +95,20 @@ churn: ## CHURN_PATTERNS (default 2M) subscribe+unsubscribe per algorithm; print
 leakcheck: ## The core's Rust test suite under LeakSanitizer (fails on any leak)
 	RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=leak" CARGO_TARGET_DIR=target/lsan \
 	  cargo test -p topicmatch-core --tests --target $$(rustc -vV | sed -n 's/^host: //p')
+
+loom: ## Model-check the cstrie's CAS protocol with loom (every interleaving of small models)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p topicmatch-core --release --test loom_cstrie
+
+# The cstrie's unit tests (its unsafe code), the conformance suite and the concurrent stress.
+CSTRIE_TESTS := --lib --test conformance --test stress
+VALGRIND := valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
+
+valgrind: ## Run the cstrie tests under valgrind memcheck
+	CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$(VALGRIND)" cargo test -p topicmatch-core --release $(CSTRIE_TESTS)
+
+asan: ## Run the cstrie tests under AddressSanitizer (stable rustc via RUSTC_BOOTSTRAP)
+	RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+	  cargo test -p topicmatch-core --target x86_64-unknown-linux-gnu $(CSTRIE_TESTS)
 
 clean: ## Remove build products and the virtualenv
 	cargo clean

@@ -24,6 +24,7 @@ pub mod matcher;
 pub mod matchers;
 pub mod pattern;
 pub mod registry;
+mod sync;
 pub mod topic;
 
 pub use dialect::{Dialect, Limits};

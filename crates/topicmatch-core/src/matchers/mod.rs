@@ -6,6 +6,7 @@ use std::str::FromStr;
 use crate::error::Error;
 use crate::matcher::{Config, Matcher};
 
+pub mod cstrie;
 pub mod naive;
 pub mod trie;
 
@@ -16,17 +17,20 @@ pub enum Algorithm {
     Naive,
     /// A word trie behind a read-write lock.
     Trie,
+    /// A lock-free concurrent subscription trie (Ctrie-style CAS on I-nodes).
+    Cstrie,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order their names are listed.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::Naive, Algorithm::Trie];
+    pub const ALL: &'static [Algorithm] = &[Algorithm::Naive, Algorithm::Trie, Algorithm::Cstrie];
 
     /// The algorithm's name.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Naive => "naive",
             Algorithm::Trie => "trie",
+            Algorithm::Cstrie => "cstrie",
         }
     }
 
@@ -35,6 +39,7 @@ impl Algorithm {
         match self {
             Algorithm::Naive => Box::new(naive::NaiveMatcher::new(config)),
             Algorithm::Trie => Box::new(trie::TrieMatcher::new(config)),
+            Algorithm::Cstrie => Box::new(cstrie::CsTrieMatcher::new(config)),
         }
     }
 }

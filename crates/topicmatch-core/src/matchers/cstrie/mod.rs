@@ -1,0 +1,220 @@
+//! The CS-trie: a lock-free concurrent subscription trie in the style of the Ctrie (Prokopec,
+//! Bronson, Bagwell, Odersky, `PPoPP` 2012), as seed 003/004 proposes, without the seed's costs.
+//!
+//! # Structure
+//! Each trie level is an **I-node** ([`raw::INode`]): an atomic pointer to an immutable
+//! **main node** ([`nodes::Main`]). A main node is either a **C-node** (the level's children by
+//! literal word, its one-word and multi-word wildcard children, and the subscribers whose
+//! pattern ends here) or a **tombstone** (an emptied level being unlinked). Every change to a
+//! level builds a new main node and installs it with one compare-and-swap on the I-node; a
+//! failed CAS means another writer changed that level, and the operation retries in a loop.
+//!
+//! The word children and the subscriber set are persistent hash array mapped tries
+//! ([`hamt`]): a new main node shares them with the old one and rebuilds only the HAMT path the
+//! update touches (at most 13 nodes of at most 32 slots). So a level with 100,000 children or a
+//! pattern with 100,000 subscribers costs O(log n) per insert, not O(n): neither the child map
+//! nor the subscriber set is copied, unlike the seed's Go CS-trie (and RabbitMQ's old one).
+//!
+//! Words are hashed once (64-bit FxHash) and children are found by that integer hash plus one
+//! string comparison; there is no global word table for lookups to consult or for
+//! unsubscribes to maintain.
+//!
+//! # Operations
+//! - **insert** walks down from the root; where the path ends early it installs the whole
+//!   missing suffix (a private chain of new I-nodes ending in the subscriber) with one CAS on
+//!   the deepest existing level; otherwise it CASes the subscriber into the final level.
+//! - **remove** CASes the subscriber out of the final level. If that leaves the level empty
+//!   (and it is not the root), it installs a tombstone instead, then *contracts*: removes the
+//!   tombstoned child from its parent, tombstoning the parent too if that empties it, upward.
+//! - A writer that meets a tombstone *helps*: it runs the same contraction from its own path,
+//!   then restarts from the root. So no operation waits for another: lock-free.
+//! - **lookup** pins once, then walks like the `trie` (an explicit stack of (I-node,
+//!   position) states, AMQP `#` states memoised), reading each main node with one load.
+//!
+//! # Invariants
+//! 1. A tombstone never changes again, and has no children or subscribers.
+//! 2. A child is unlinked from its parent only after it is a tombstone; hence an I-node whose
+//!    main node a writer replaced by a successful CAS (not a tombstone at that moment) was
+//!    reachable from the root at that moment, and the change is visible to later lookups.
+//! 3. The root is never a tombstone.
+//! 4. Main nodes are freed only after the epoch has passed every thread that could hold them
+//!    (crossbeam-epoch); I-nodes are reference-counted by the main nodes that point to them.
+//!
+//! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
+//! guarantees.
+
+mod hamt;
+mod nodes;
+mod raw;
+mod subs;
+mod walk;
+
+use std::ptr;
+
+use smallvec::SmallVec;
+
+use crate::error::Result;
+use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::pattern::Pattern;
+use crate::sync::Arc;
+use nodes::{Edge, Main};
+use raw::{INode, Pin, Reclaim};
+
+/// The edges of a pattern, inline for usual depths.
+type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
+/// The I-nodes from the root down to the current level.
+type Path<'g> = SmallVec<[&'g INode; 16]>;
+
+/// A lock-free concurrent subscription trie.
+pub struct CsTrieMatcher {
+    config: Config,
+    root: INode,
+    reclaim: Reclaim,
+}
+
+impl CsTrieMatcher {
+    /// An empty trie.
+    pub fn new(config: Config) -> Self {
+        CsTrieMatcher {
+            config,
+            root: INode::new(Main::default()),
+            reclaim: Reclaim::default(),
+        }
+    }
+
+    /// Whether the trie holds nothing: true once every subscription was removed, because
+    /// emptied levels are contracted away (the trie shrinks back).
+    pub fn is_empty(&self) -> bool {
+        let pin = self.reclaim.pin();
+        self.root.load(&pin).is_empty()
+    }
+
+    /// Removes the tombstone at the end of `path` from its parent, and every parent that this
+    /// leaves empty, bottom-up. `path[k]` is the child of `path[k - 1]` along `edges[k - 1]`.
+    fn contract(path: &[&INode], edges: &[Edge<'_>], pin: &Pin<'_>) {
+        let mut k = path.len() - 1;
+        while k > 0 {
+            let (parent, child, edge) = (path[k - 1], path[k], edges[k - 1]);
+            loop {
+                let current = parent.load(pin);
+                if current.tomb {
+                    // A helper tombstoned the parent already: carry on upward.
+                    break;
+                }
+                match current.child(edge) {
+                    Some(c) if ptr::eq::<INode>(&**c, child) => {}
+                    // Someone unlinked `child` already, and the parent lives on: done.
+                    _ => return,
+                }
+                let mut next = current.without_child(edge);
+                let emptied = next.is_empty() && k > 1;
+                if emptied {
+                    next = Main::tomb();
+                }
+                if parent.cas(current, next, pin) {
+                    if emptied {
+                        break;
+                    }
+                    return;
+                }
+            }
+            k -= 1;
+        }
+    }
+
+    /// A new chain of I-nodes along `edges`, ending in a leaf holding `sub`.
+    fn chain(edges: &[Edge<'_>], sub: SubscriberId) -> Main {
+        let mut main = Main::leaf(sub);
+        for &edge in edges.iter().rev() {
+            main = Main::default().with_child(edge, Arc::new(INode::new(main)));
+        }
+        main
+    }
+}
+
+impl Matcher for CsTrieMatcher {
+    fn name(&self) -> &'static str {
+        "cstrie"
+    }
+
+    fn insert(&self, pattern: &Pattern, subscriber: SubscriberId) {
+        let edges: Edges<'_> = pattern.words().iter().map(Edge::of).collect();
+        let pin = self.reclaim.pin();
+        'restart: loop {
+            let mut path: Path<'_> = SmallVec::new();
+            path.push(&self.root);
+            loop {
+                let inode = path[path.len() - 1];
+                let depth = path.len() - 1;
+                let main = inode.load(&pin);
+                if main.tomb {
+                    Self::contract(&path, &edges, &pin);
+                    continue 'restart;
+                }
+                if depth == edges.len() {
+                    if inode.cas(main, main.with_sub(subscriber), &pin) {
+                        return;
+                    }
+                    continue;
+                }
+                if let Some(child) = main.child(edges[depth]) {
+                    path.push(child);
+                    continue;
+                }
+                let suffix = Self::chain(&edges[depth + 1..], subscriber);
+                let next = main.with_child(edges[depth], Arc::new(INode::new(suffix)));
+                if inode.cas(main, next, &pin) {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn remove(&self, pattern: &Pattern, subscriber: SubscriberId) -> bool {
+        let edges: Edges<'_> = pattern.words().iter().map(Edge::of).collect();
+        let pin = self.reclaim.pin();
+        let mut path: Path<'_> = SmallVec::new();
+        path.push(&self.root);
+        loop {
+            let inode = path[path.len() - 1];
+            let depth = path.len() - 1;
+            let main = inode.load(&pin);
+            if main.tomb {
+                // Invariant 1: nothing lives below a tombstone.
+                return false;
+            }
+            if depth < edges.len() {
+                match main.child(edges[depth]) {
+                    Some(child) => path.push(child),
+                    None => return false,
+                }
+                continue;
+            }
+            let Some(mut next) = main.without_sub(subscriber) else {
+                return false;
+            };
+            let emptied = next.is_empty() && depth > 0;
+            if emptied {
+                next = Main::tomb();
+            }
+            if inode.cas(main, next, &pin) {
+                if emptied {
+                    Self::contract(&path, &edges, &pin);
+                }
+                return true;
+            }
+        }
+    }
+
+    fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        walk::lookup(self, topic, out, false).map(|_| ())
+    }
+
+    fn matches_any(&self, topic: &str) -> Result<bool> {
+        let mut out = Vec::new();
+        walk::lookup(self, topic, &mut out, true)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;

@@ -1,0 +1,195 @@
+//! Concurrent stress: for every algorithm, threads churn subscriptions while others look up,
+//! for a fixed wall-clock budget. Checked throughout: subscriptions never removed are always
+//! found; a thread's own completed insert is seen and its completed remove is not; nothing is
+//! reported that no pattern matches. Checked at the end: the matcher answers exactly as a
+//! sequential replay of the final subscriptions does (no lost or phantom subscriptions).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use topicmatch_core::{Algorithm, Config, Dialect, Limits, Matcher, Pattern, SubscriberId};
+
+const DIALECT: Dialect = Dialect::Amqp;
+const CHURNERS: usize = 3;
+const READERS: usize = 3;
+const SLOTS: usize = 48;
+const STABLE: usize = 32;
+/// Churn ids start here, so they never collide with stable ids.
+const CHURN_BASE: SubscriberId = 1_000_000;
+
+fn parse(text: &str) -> Pattern {
+    Pattern::parse(DIALECT, &Limits::for_dialect(DIALECT), text).unwrap()
+}
+
+/// A subscription and a topic it matches.
+struct Sub {
+    pattern: Pattern,
+    id: SubscriberId,
+    probe: String,
+}
+
+/// Patterns that overlap heavily (shared `c` prefix, wildcards, AMQP `#` in the middle), so
+/// writers contend on the same levels and lookups cross them.
+fn shape(k: usize, tag: &str) -> (String, String) {
+    match k % 4 {
+        0 => (format!("c.{tag}{k}.x"), format!("c.{tag}{k}.x")),
+        1 => (format!("c.*.x.{tag}{k}"), format!("c.q.x.{tag}{k}")),
+        2 => (format!("c.#.{tag}{k}"), format!("c.z.z.{tag}{k}")),
+        _ => (format!("#.{tag}{k}.*"), format!("c.{tag}{k}.end")),
+    }
+}
+
+fn stable() -> Vec<Sub> {
+    (0..STABLE)
+        .map(|k| {
+            let (pattern, probe) = shape(k, "s");
+            Sub {
+                pattern: parse(&pattern),
+                id: k as SubscriberId,
+                probe,
+            }
+        })
+        .collect()
+}
+
+/// Churn slot `k` of thread `t`: its own pattern and id, so its operations are sequential.
+fn churn(t: usize) -> Vec<Sub> {
+    (0..SLOTS)
+        .map(|k| {
+            let (pattern, probe) = shape(k, &format!("t{t}k"));
+            Sub {
+                pattern: parse(&pattern),
+                id: CHURN_BASE * (t as SubscriberId + 1) + k as SubscriberId,
+                probe,
+            }
+        })
+        .collect()
+}
+
+fn lookup(m: &dyn Matcher, topic: &str) -> Vec<SubscriberId> {
+    let mut out = Vec::new();
+    m.lookup_into(topic, &mut out).unwrap();
+    out.sort_unstable();
+    out
+}
+
+/// xorshift64: deterministic per thread, no dependency.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Counts a churner as finished when dropped, even by a panic, so readers always stop.
+struct Finished<'a>(&'a AtomicUsize);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Fails if `found` holds an id whose pattern does not match `topic`.
+fn assert_no_phantoms(found: &[SubscriberId], topic: &str, universe: &[&Sub]) {
+    let words: Vec<&str> = topic.split('.').collect();
+    for id in found {
+        let sub = universe.iter().find(|s| s.id == *id);
+        let sub = sub.unwrap_or_else(|| panic!("{topic}: unknown subscriber {id}"));
+        assert!(sub.pattern.matches_words(&words), "{topic}: phantom {id}");
+    }
+}
+
+fn stress(algorithm: Algorithm, budget: Duration) {
+    let m = algorithm.build(Config::new(DIALECT));
+    let m: &dyn Matcher = &*m;
+    let stable = stable();
+    let churn: Vec<Vec<Sub>> = (0..CHURNERS).map(churn).collect();
+    let universe: Vec<&Sub> = stable.iter().chain(churn.iter().flatten()).collect();
+    for sub in &stable {
+        m.insert(&sub.pattern, sub.id);
+    }
+    let finished = AtomicUsize::new(0);
+    let deadline = Instant::now() + budget;
+    let finals: Vec<Vec<bool>> = std::thread::scope(|scope| {
+        for r in 0..READERS {
+            let (stable, universe, finished) = (&stable, &universe, &finished);
+            scope.spawn(move || {
+                let mut i = r;
+                while finished.load(Ordering::Relaxed) < CHURNERS {
+                    let sub = &stable[i % STABLE];
+                    let found = lookup(m, &sub.probe);
+                    assert!(found.contains(&sub.id), "{algorithm}: lost {}", sub.id);
+                    assert_no_phantoms(&found, &sub.probe, universe);
+                    i += READERS;
+                }
+            });
+        }
+        let churners: Vec<_> = churn
+            .iter()
+            .enumerate()
+            .map(|(t, subs)| {
+                let (universe, finished) = (&universe, &finished);
+                scope.spawn(move || {
+                    let _finished = Finished(finished);
+                    let mut present = vec![false; SLOTS];
+                    let mut rng = 0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1);
+                    while Instant::now() < deadline {
+                        let k = (next(&mut rng) % SLOTS as u64) as usize;
+                        let sub = &subs[k];
+                        if present[k] {
+                            assert!(m.remove(&sub.pattern, sub.id), "{algorithm}: remove");
+                        } else {
+                            m.insert(&sub.pattern, sub.id);
+                        }
+                        present[k] = !present[k];
+                        let found = lookup(m, &sub.probe);
+                        assert_eq!(found.contains(&sub.id), present[k], "{algorithm}: own op");
+                        assert_no_phantoms(&found, &sub.probe, universe);
+                    }
+                    present
+                })
+            })
+            .collect();
+        churners.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    let replay = Algorithm::Naive.build(Config::new(DIALECT));
+    for sub in &stable {
+        replay.insert(&sub.pattern, sub.id);
+    }
+    for (subs, present) in churn.iter().zip(&finals) {
+        for (sub, _) in subs.iter().zip(present).filter(|(_, p)| **p) {
+            replay.insert(&sub.pattern, sub.id);
+        }
+    }
+    for sub in &universe {
+        assert_eq!(
+            lookup(m, &sub.probe),
+            lookup(&*replay, &sub.probe),
+            "{algorithm}: final state differs from the replay at {}",
+            sub.probe
+        );
+    }
+    // Unsubscribing everything empties the matcher.
+    for sub in &stable {
+        assert!(m.remove(&sub.pattern, sub.id));
+    }
+    for (subs, present) in churn.iter().zip(&finals) {
+        for (sub, _) in subs.iter().zip(present).filter(|(_, p)| **p) {
+            assert!(m.remove(&sub.pattern, sub.id));
+        }
+    }
+    for sub in &universe {
+        assert!(lookup(m, &sub.probe).is_empty(), "{algorithm}: leftovers");
+    }
+}
+
+#[test]
+fn concurrent_churn_keeps_every_invariant_for_every_algorithm() {
+    // About three seconds in all, however many algorithms there are.
+    let budget = Duration::from_millis(3_000 / Algorithm::ALL.len() as u64);
+    for &algorithm in Algorithm::ALL {
+        stress(algorithm, budget);
+    }
+}

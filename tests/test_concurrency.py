@@ -1,0 +1,110 @@
+"""Threads sharing one matcher while other threads churn its subscriptions, for every algorithm.
+
+Checked while running: subscriptions nobody removes are always found; a churning thread sees
+its own completed subscribe and not its own completed unsubscribe; nothing is reported that no
+pattern matches. Checked at the end: the matcher answers as a sequential replay of the final
+subscriptions does.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+
+import topicmatch as tm
+
+DIALECT = "amqp"
+STABLE = 12
+SLOTS = 16
+CHURNERS = 2
+READERS = 2
+SECONDS = 0.4
+
+
+def shape(k: int, tag: str) -> tuple[str, str]:
+    """A pattern and a topic it matches; the shapes overlap so threads contend on levels."""
+    return [
+        (f"c.{tag}{k}.x", f"c.{tag}{k}.x"),
+        (f"c.*.x.{tag}{k}", f"c.q.x.{tag}{k}"),
+        (f"c.#.{tag}{k}", f"c.z.z.{tag}{k}"),
+        (f"#.{tag}{k}.*", f"c.{tag}{k}.end"),
+    ][k % 4]
+
+
+def check_no_phantoms(found: list[str | int], topic: str, patterns: dict[str | int, str]) -> None:
+    for sub in found:
+        assert sub in patterns, f"{topic}: unknown subscriber {sub!r}"
+        assert tm.matches(patterns[sub], topic, DIALECT), f"{topic}: phantom {sub!r}"
+
+
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+def test_concurrent_churn_keeps_every_invariant(algorithm: str) -> None:
+    m = tm.Matcher(dialect=DIALECT, algorithm=algorithm)
+    stable = [shape(k, "s") for k in range(STABLE)]
+    churn = [[shape(k, f"t{t}k") for k in range(SLOTS)] for t in range(CHURNERS)]
+    patterns: dict[str | int, str] = {f"s{k}": p for k, (p, _) in enumerate(stable)}
+    for t, slots in enumerate(churn):
+        patterns.update({f"t{t}k{k}": p for k, (p, _) in enumerate(slots)})
+    for k, (pattern, _) in enumerate(stable):
+        m.subscribe(pattern, f"s{k}")
+
+    errors: list[BaseException] = []
+    finished = threading.Semaphore(0)
+    finals: dict[int, dict[int, int]] = {}
+    deadline = time.monotonic() + SECONDS
+
+    def reader() -> None:
+        try:
+            probes = [topic for _, topic in stable]
+            while not done.is_set():
+                for k, found in enumerate(m.lookup_many(probes)):
+                    assert f"s{k}" in found, f"lost s{k}"
+                    check_no_phantoms(found, probes[k], patterns)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    def churner(t: int) -> None:
+        try:
+            rng = random.Random(t)
+            present: dict[int, int] = {}
+            while time.monotonic() < deadline:
+                k = rng.randrange(SLOTS)
+                pattern, probe = churn[t][k]
+                if k in present:
+                    assert m.unsubscribe(present.pop(k)) is True
+                else:
+                    present[k] = m.subscribe(pattern, f"t{t}k{k}")
+                found = m.lookup(probe)
+                assert (f"t{t}k{k}" in found) == (k in present), "own operation not seen"
+                check_no_phantoms(found, probe, patterns)
+            finals[t] = present
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+        finally:
+            finished.release()
+
+    done = threading.Event()
+    threads = [threading.Thread(target=reader) for _ in range(READERS)]
+    threads += [threading.Thread(target=churner, args=(t,)) for t in range(CHURNERS)]
+    for thread in threads:
+        thread.start()
+    for _ in range(CHURNERS):
+        finished.acquire()
+    done.set()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+    replay = tm.Matcher(dialect=DIALECT, algorithm="naive")
+    for k, (pattern, _) in enumerate(stable):
+        replay.subscribe(pattern, f"s{k}")
+    for t, present in finals.items():
+        for k in present:
+            replay.subscribe(churn[t][k][0], f"t{t}k{k}")
+    probes = [topic for _, topic in stable] + [topic for slots in churn for _, topic in slots]
+    for got, want in zip(m.lookup_many(probes), replay.lookup_many(probes), strict=True):
+        assert sorted(map(str, got)) == sorted(map(str, want))
+    assert len(m) == len(replay)
