@@ -6,7 +6,10 @@ use std::str::FromStr;
 use crate::error::Error;
 use crate::matcher::{Config, Matcher};
 
+pub mod auto;
+pub mod inverted_bitmap;
 pub mod naive;
+pub mod optimized_bitmap;
 pub mod trie;
 
 /// The algorithms this build offers.
@@ -16,17 +19,32 @@ pub enum Algorithm {
     Naive,
     /// A word trie behind a read-write lock.
     Trie,
+    /// One cached bitmap row per topic seen (seed 000, OpenAMQ), bounded, updated in place.
+    InvertedBitmap,
+    /// Per-level bitmap rows ANDed with SIMD (seeds 001/002).
+    OptimizedBitmap,
+    /// The optimized bitmap while wildcard patterns are few, the trie beyond the crossover.
+    Auto,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order their names are listed.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::Naive, Algorithm::Trie];
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::Naive,
+        Algorithm::Trie,
+        Algorithm::InvertedBitmap,
+        Algorithm::OptimizedBitmap,
+        Algorithm::Auto,
+    ];
 
     /// The algorithm's name.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Naive => "naive",
             Algorithm::Trie => "trie",
+            Algorithm::InvertedBitmap => "inverted_bitmap",
+            Algorithm::OptimizedBitmap => "optimized_bitmap",
+            Algorithm::Auto => "auto",
         }
     }
 
@@ -35,6 +53,13 @@ impl Algorithm {
         match self {
             Algorithm::Naive => Box::new(naive::NaiveMatcher::new(config)),
             Algorithm::Trie => Box::new(trie::TrieMatcher::new(config)),
+            Algorithm::InvertedBitmap => {
+                Box::new(inverted_bitmap::InvertedBitmapMatcher::new(config))
+            }
+            Algorithm::OptimizedBitmap => {
+                Box::new(optimized_bitmap::OptimizedBitmapMatcher::new(config))
+            }
+            Algorithm::Auto => Box::new(auto::AutoMatcher::new(config)),
         }
     }
 }
