@@ -23,9 +23,9 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::matchers::optimized_bitmap::{Acc, Change, Index};
+use crate::matchers::optimized_bitmap::{split, Acc, Change, Index};
 use crate::pattern::Pattern;
-use crate::topic::parse_topic;
+use crate::topic::{parse_topic, Words};
 use table::{Row, RowTable};
 
 /// Default bound on cached rows.
@@ -69,7 +69,8 @@ impl InvertedBitmapMatcher {
     }
 
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let words = parse_topic(self.config.dialect, &self.config.limits, topic)?;
+        let mut words = Words::new();
+        split(&self.config, topic, &mut words)?;
         let index = self.index.read();
         if let Some(row) = self.rows.read().get(topic) {
             out.extend_from_slice(&row.ids);

@@ -131,18 +131,30 @@ impl Index {
     }
 
     /// Appends the distinct subscribers of `topic`'s direct entry and of the slots in `acc`.
+    /// Short results are kept distinct by a scan as they grow; long ones are sorted once.
     pub(crate) fn resolve(&self, topic: &str, acc: &[u64], out: &mut Vec<SubscriberId>) {
+        const SCAN: usize = 32;
         let start = out.len();
-        let mut sources = 0;
+        let mut sort = false;
         if let Some(subs) = self.direct.get(topic) {
             out.extend_from_slice(subs);
-            sources += 1;
         }
         for slot in bits::ones(acc) {
-            out.extend_from_slice(self.slots.subs(slot));
-            sources += 1;
+            let subs = self.slots.subs(slot);
+            if out.len() == start {
+                out.extend_from_slice(subs);
+            } else if sort || out.len() - start + subs.len() > SCAN {
+                out.extend_from_slice(subs);
+                sort = true;
+            } else {
+                for &s in subs {
+                    if !out[start..].contains(&s) {
+                        out.push(s);
+                    }
+                }
+            }
         }
-        if sources > 1 {
+        if sort {
             dedup_tail(out, start);
         }
     }

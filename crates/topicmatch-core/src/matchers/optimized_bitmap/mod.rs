@@ -19,17 +19,19 @@ mod levels;
 mod shape;
 pub mod simd;
 mod slots;
+mod words;
 
 use parking_lot::RwLock;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
-use crate::topic::parse_topic;
+use crate::topic::Words;
 use filter::Filter;
 pub(crate) use index::{Change, Index};
 
 pub(crate) use bits::{ones, Acc};
+pub(crate) use words::split;
 
 /// Per-level inverted bitmaps behind a read-write lock.
 pub struct OptimizedBitmapMatcher {
@@ -103,13 +105,22 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let words = parse_topic(self.config.dialect, &self.config.limits, topic)?;
+        let mut words = Words::new();
+        split(&self.config, topic, &mut words)?;
         self.inner.read().lookup(topic, &words, out);
         Ok(())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
-        let words = parse_topic(self.config.dialect, &self.config.limits, topic)?;
+        // A direct key is a valid pattern without wildcards, and every such text within the
+        // byte limit is a valid topic of the same dialect and limits: a hit needs no parse.
+        if topic.len() <= self.config.limits.max_topic_bytes
+            && self.inner.read().direct.contains_key(topic)
+        {
+            return Ok(true);
+        }
+        let mut words = Words::new();
+        split(&self.config, topic, &mut words)?;
         let index = self.inner.read();
         if index.direct.contains_key(topic) {
             return Ok(true);
