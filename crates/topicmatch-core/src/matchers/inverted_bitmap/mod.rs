@@ -26,7 +26,7 @@ use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::optimized_bitmap::{split, Acc, Change, Index};
 use crate::pattern::Pattern;
 use crate::topic::{parse_topic, Words};
-use table::{Row, RowTable};
+use table::{Ids, Row, RowTable};
 
 /// Default bound on cached rows.
 pub const DEFAULT_CAPACITY: usize = 16_384;
@@ -80,9 +80,10 @@ impl InvertedBitmapMatcher {
         if !index.matching_slots(topic, &words, &mut acc) {
             acc.clear();
         }
-        let mut ids = Vec::new();
-        index.resolve(topic, &acc, &mut ids);
-        out.extend_from_slice(&ids);
+        let mut resolved = Vec::new();
+        index.resolve(topic, &acc, &mut resolved);
+        out.extend_from_slice(&resolved);
+        let ids = Ids::from_vec(resolved);
         let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
         self.rows.write().insert(Row::new(topic, slots, ids));
         Ok(())
@@ -92,7 +93,7 @@ impl InvertedBitmapMatcher {
 /// Recomputes `row`'s subscribers from its slots and the direct map.
 fn resolve_row(index: &Index, row: &mut Row) {
     row.ids.clear();
-    if let Some(subs) = index.direct.get(&row.topic) {
+    if let Some(subs) = index.direct.get(row.topic.as_bytes()) {
         row.ids.extend_from_slice(subs);
     }
     for slot in &row.slots {

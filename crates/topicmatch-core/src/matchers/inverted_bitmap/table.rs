@@ -11,20 +11,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::matcher::SubscriberId;
+
+/// A row's resolved subscribers, inline up to four.
+pub(crate) type Ids = SmallVec<[SubscriberId; 4]>;
+
+/// A topic as the index key: inline up to 24 bytes.
+type Key = SmallVec<[u8; 24]>;
 
 /// One compiled topic.
 #[derive(Debug)]
 pub(crate) struct Row {
     pub(crate) topic: Box<str>,
     pub(crate) slots: RoaringBitmap,
-    pub(crate) ids: Vec<SubscriberId>,
+    pub(crate) ids: Ids,
     referenced: AtomicBool,
 }
 
 impl Row {
-    pub(crate) fn new(topic: &str, slots: RoaringBitmap, ids: Vec<SubscriberId>) -> Self {
+    pub(crate) fn new(topic: &str, slots: RoaringBitmap, ids: Ids) -> Self {
         Row {
             topic: topic.into(),
             slots,
@@ -43,7 +50,7 @@ impl Row {
     fn heap_bytes(&self) -> usize {
         2 * self.topic.len()
             + self.slots.serialized_size()
-            + self.ids.capacity() * 8
+            + if self.ids.spilled() { self.ids.capacity() * 8 } else { 0 }
             + std::mem::size_of::<Row>()
             + 16
     }
@@ -53,7 +60,7 @@ impl Row {
 #[derive(Debug)]
 pub(crate) struct RowTable {
     capacity: usize,
-    index: FxHashMap<Box<str>, u32>,
+    index: FxHashMap<Key, u32>,
     rows: Vec<Row>,
     hand: usize,
 }
@@ -79,7 +86,7 @@ impl RowTable {
     /// The row of `topic`, marked as recently used.
     #[inline]
     pub(crate) fn get(&self, topic: &str) -> Option<&Row> {
-        let row = &self.rows[*self.index.get(topic)? as usize];
+        let row = &self.rows[*self.index.get(topic.as_bytes())? as usize];
         // Relaxed: the bit is a usage hint read by the next sweep under the write lock; no
         // other memory is published through it.
         if !row.referenced.load(Ordering::Relaxed) {
@@ -89,7 +96,7 @@ impl RowTable {
     }
 
     pub(crate) fn get_mut(&mut self, topic: &str) -> Option<&mut Row> {
-        let at = *self.index.get(topic)? as usize;
+        let at = *self.index.get(topic.as_bytes())? as usize;
         Some(&mut self.rows[at])
     }
 
@@ -99,7 +106,7 @@ impl RowTable {
 
     /// Adds `row` unless its topic is already there, evicting one row if full.
     pub(crate) fn insert(&mut self, row: Row) {
-        if self.index.contains_key(&row.topic) {
+        if self.index.contains_key(row.topic.as_bytes()) {
             return;
         }
         let at = if self.rows.len() < self.capacity {
@@ -108,10 +115,11 @@ impl RowTable {
         } else {
             let at = self.victim();
             let old = std::mem::replace(&mut self.rows[at], row);
-            self.index.remove(&old.topic);
+            self.index.remove(old.topic.as_bytes());
             at
         };
-        self.index.insert(self.rows[at].topic.clone(), at as u32);
+        self.index
+            .insert(Key::from_slice(self.rows[at].topic.as_bytes()), at as u32);
     }
 
     /// CLOCK: the first row from the hand whose reference bit is clear; clears bits on the way.
@@ -127,6 +135,6 @@ impl RowTable {
 
     /// Approximate heap bytes of every row and the topic index.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.rows.iter().map(Row::heap_bytes).sum::<usize>() + self.index.capacity() * 24
+        self.rows.iter().map(Row::heap_bytes).sum::<usize>() + self.index.capacity() * 40
     }
 }

@@ -5,6 +5,12 @@ use smallvec::SmallVec;
 /// A lookup's accumulator: inline up to 2,048 slots, so small matchers never allocate.
 pub type Acc = SmallVec<[u64; 32]>;
 
+/// A stored row: inline up to 256 slots, so small matchers read rows without a pointer chase.
+pub type Row = SmallVec<[u64; 4]>;
+
+/// A word or topic as a hash key: inline up to 24 bytes, compared without a pointer chase.
+pub type Key = SmallVec<[u8; 24]>;
+
 /// Sets bit `slot`.
 #[inline]
 pub fn set(row: &mut [u64], slot: u32) {

@@ -4,7 +4,9 @@
 
 use rustc_hash::FxHashMap;
 
-use super::bits::{self, Acc};
+use smallvec::SmallVec;
+
+use super::bits::{self, Acc, Key};
 use super::levels::Levels;
 use super::shape::Shape;
 use super::slots::Slots;
@@ -29,7 +31,7 @@ pub(crate) struct Index {
     pub(crate) levels: Levels,
     complex: TrieMatcher,
     complex_live: usize,
-    pub(crate) direct: FxHashMap<Box<str>, Vec<SubscriberId>>,
+    pub(crate) direct: FxHashMap<Key, SmallVec<[SubscriberId; 2]>>,
     /// Bumped by every change to the wildcard slots.
     pub(crate) generation: u64,
 }
@@ -61,7 +63,10 @@ impl Index {
     pub(crate) fn insert(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Change {
         if !pattern.has_wildcards() {
             let key = direct_key(self.config.dialect, pattern);
-            self.direct.entry(key.clone()).or_default().push(subscriber);
+            self.direct
+                .entry(Key::from_slice(key.as_bytes()))
+                .or_default()
+                .push(subscriber);
             return Change::Direct(key);
         }
         self.generation += 1;
@@ -82,11 +87,11 @@ impl Index {
     pub(crate) fn remove(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Option<Change> {
         if !pattern.has_wildcards() {
             let key = direct_key(self.config.dialect, pattern);
-            let subs = self.direct.get_mut(&key)?;
+            let subs = self.direct.get_mut(key.as_bytes())?;
             let pos = subs.iter().position(|s| *s == subscriber)?;
             subs.swap_remove(pos);
             if subs.is_empty() {
-                self.direct.remove(&key);
+                self.direct.remove(key.as_bytes());
             }
             return Some(Change::Direct(key));
         }
@@ -136,7 +141,7 @@ impl Index {
         const SCAN: usize = 32;
         let start = out.len();
         let mut sort = false;
-        if let Some(subs) = self.direct.get(topic) {
+        if let Some(subs) = self.direct.get(topic.as_bytes()) {
             out.extend_from_slice(subs);
         }
         for slot in bits::ones(acc) {

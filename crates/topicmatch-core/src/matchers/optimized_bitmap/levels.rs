@@ -15,7 +15,7 @@
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::bits::{self, Acc};
+use super::bits::{self, Acc, Key, Row};
 use super::shape::Shape;
 use super::simd;
 use crate::dialect::Dialect;
@@ -23,27 +23,29 @@ use crate::pattern::Word;
 
 #[derive(Debug)]
 struct WordRow {
-    row: Vec<u64>,
+    row: Row,
     /// How many slots name this word here; the row goes when none does.
     literals: u32,
 }
 
 #[derive(Debug)]
 struct Level {
-    words: FxHashMap<Box<str>, WordRow>,
-    other: Vec<u64>,
-    multi: Vec<u64>,
+    words: FxHashMap<Key, WordRow>,
+    other: Row,
+    multi: Row,
 }
 
 impl Level {
     #[inline]
     fn row(&self, word: &str) -> &[u64] {
-        self.words.get(word).map_or(&self.other, |w| &w.row)
+        self.words
+            .get(word.as_bytes())
+            .map_or(&self.other, |w| &w.row)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
     fn and_literal(&self, word: &str, acc: &mut [u64]) -> bool {
-        let Some(w) = self.words.get(word) else {
+        let Some(w) = self.words.get(word.as_bytes()) else {
             return false;
         };
         simd::and_into(acc, &w.row);
@@ -51,7 +53,7 @@ impl Level {
         acc.iter().any(|w| *w != 0)
     }
 
-    fn for_each_row(&mut self, mut f: impl FnMut(&mut Vec<u64>)) {
+    fn for_each_row(&mut self, mut f: impl FnMut(&mut Row)) {
         f(&mut self.other);
         for w in self.words.values_mut() {
             f(&mut w.row);
@@ -65,7 +67,7 @@ pub(crate) struct Levels {
     dialect: Dialect,
     width: usize,
     levels: Vec<Level>,
-    null: Vec<Vec<u64>>,
+    null: Vec<Row>,
 }
 
 impl Levels {
@@ -74,7 +76,7 @@ impl Levels {
             dialect,
             width: 0,
             levels: Vec::new(),
-            null: vec![Vec::new()],
+            null: vec![Row::new()],
         }
     }
 
@@ -121,7 +123,7 @@ impl Levels {
             let multi = self
                 .levels
                 .last()
-                .map_or_else(|| vec![0; self.width], |l| l.multi.clone());
+                .map_or_else(|| Row::from_elem(0, self.width), |l| l.multi.clone());
             self.levels.push(Level {
                 words: FxHashMap::default(),
                 other: multi.clone(),
@@ -147,7 +149,7 @@ impl Levels {
                     let other = &level.other;
                     let entry = level
                         .words
-                        .entry(text.clone())
+                        .entry(Key::from_slice(text.as_bytes()))
                         .or_insert_with(|| WordRow {
                             row: other.clone(),
                             literals: 0,
@@ -180,10 +182,10 @@ impl Levels {
         for (level, word) in self.levels.iter_mut().zip(&words[..prefix]) {
             match word {
                 Word::Literal(text) => {
-                    let entry = level.words.get_mut(&**text).expect("inserted word");
+                    let entry = level.words.get_mut(text.as_bytes()).expect("inserted word");
                     entry.literals -= 1;
                     if entry.literals == 0 {
-                        level.words.remove(&**text);
+                        level.words.remove(text.as_bytes());
                     } else {
                         bits::clear(&mut entry.row, slot);
                     }

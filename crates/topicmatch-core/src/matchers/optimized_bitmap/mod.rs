@@ -115,14 +115,14 @@ impl Matcher for OptimizedBitmapMatcher {
         // A direct key is a valid pattern without wildcards, and every such text within the
         // byte limit is a valid topic of the same dialect and limits: a hit needs no parse.
         if topic.len() <= self.config.limits.max_topic_bytes
-            && self.inner.read().direct.contains_key(topic)
+            && self.inner.read().direct.contains_key(topic.as_bytes())
         {
             return Ok(true);
         }
         let mut words = Words::new();
         split(&self.config, topic, &mut words)?;
         let index = self.inner.read();
-        if index.direct.contains_key(topic) {
+        if index.direct.contains_key(topic.as_bytes()) {
             return Ok(true);
         }
         let dollar = index.dollar(&words);

@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::matcher::SubscriberId;
 use crate::pattern::Pattern;
@@ -14,7 +15,7 @@ use crate::pattern::Pattern;
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) pattern: Pattern,
-    pub(crate) subs: Vec<SubscriberId>,
+    pub(crate) subs: SmallVec<[SubscriberId; 2]>,
 }
 
 /// The slot table.
@@ -39,7 +40,7 @@ impl Slots {
         }
         let entry = Some(Slot {
             pattern: pattern.clone(),
-            subs: vec![subscriber],
+            subs: smallvec::smallvec![subscriber],
         });
         let slot = if let Some(Reverse(slot)) = self.free.pop() {
             self.entries[slot as usize] = entry;
@@ -84,7 +85,7 @@ impl Slots {
         self.get(slot).map_or(&[], |s| &s.subs)
     }
 
-    fn subs_mut(&mut self, slot: u32) -> &mut Vec<SubscriberId> {
+    fn subs_mut(&mut self, slot: u32) -> &mut SmallVec<[SubscriberId; 2]> {
         &mut self.entries[slot as usize]
             .as_mut()
             .expect("indexed slots are live")
