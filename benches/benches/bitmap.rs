@@ -78,14 +78,15 @@ fn generated(count: usize) -> Workload {
             })
             .collect();
         if rng.below(8) == 0 {
-            words[3] = "#".to_owned();
+            "#".clone_into(&mut words[3]);
         }
         if !words.iter().any(|w| w == "*" || w == "#") {
-            words[1] = "*".to_owned();
+            "*".clone_into(&mut words[1]);
         }
         let text = words.join(".");
         if seen.insert(text.clone()) {
-            subscriptions.push((text, subscriptions.len() as i64));
+            let id = i64::try_from(subscriptions.len()).expect("small");
+            subscriptions.push((text, id));
         }
     }
     let topics = (0..10_000)
@@ -110,7 +111,7 @@ fn matcher(algorithm: Algorithm, workload: &Workload) -> Box<dyn Matcher> {
     for (text, id) in &workload.subscriptions {
         m.insert(
             &Pattern::parse(workload.dialect, &limits, text).unwrap(),
-            *id as u64,
+            u64::try_from(*id).expect("ids are not negative"),
         );
     }
     m
@@ -136,7 +137,11 @@ fn bitmap_and(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("scalar", bits), |b| {
             b.iter(|| simd::and_scalar(black_box(&mut acc), black_box(&row)));
         });
-        let name = if simd::has_avx2() { "avx2" } else { "simd_fallback" };
+        let name = if simd::has_avx2() {
+            "avx2"
+        } else {
+            "simd_fallback"
+        };
         group.bench_function(BenchmarkId::new(name, bits), |b| {
             b.iter(|| simd::and_simd(black_box(&mut acc), black_box(&row)));
         });
@@ -218,7 +223,7 @@ fn bitmap_subscribe(c: &mut Criterion) {
                 }
                 m
             };
-            let mut timed = |subscribe: bool, iters: u64| {
+            let timed = |subscribe: bool, iters: u64| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let start = Instant::now();
@@ -291,13 +296,13 @@ fn memory(_: &mut Criterion) {
             }
             drop(out);
             let looked = LIVE.load(Ordering::Relaxed);
-            let n = workload.subscriptions.len() as f64;
+            let n = workload.subscriptions.len();
             println!(
-                "memory/{}/{}: {:.0} B/subscription, {:.0} B/subscription after lookups",
+                "memory/{}/{}: {} B/subscription, {} B/subscription after lookups",
                 algorithm.name(),
                 workload.name,
-                filled.saturating_sub(before) as f64 / n,
-                looked.saturating_sub(before) as f64 / n,
+                filled.saturating_sub(before) / n,
+                looked.saturating_sub(before) / n,
             );
             drop(m);
         }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use rustc_hash::FxHashMap;
-use topicmatch_core::{Algorithm, Dialect, Engine, Limits, SubscriberId, Subscriber};
+use topicmatch_core::{Algorithm, Dialect, Engine, Limits, Subscriber, SubscriberId};
 
 /// A set of subscriptions and a stream of topics to look up.
 pub struct Workload {
@@ -19,7 +19,12 @@ pub struct Workload {
 
 fn ftm_dir() -> PathBuf {
     std::env::var_os("TOPICMATCH_FTM_DIR").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/workloads/ftm")),
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../shared/workloads/ftm"
+            ))
+        },
         PathBuf::from,
     )
 }

@@ -114,9 +114,16 @@ fn slot_reuse_keeps_bitmap_width_bounded_under_churn() {
 fn filtering_skips_subsumed_patterns() {
     let config = Config::new(Dialect::Amqp);
     let m = OptimizedBitmapMatcher::new(config);
-    for (i, p) in ["forex.eur", "forex.*", "forex.*.x", "forex.#", "*.usd", "a.*.c"]
-        .into_iter()
-        .enumerate()
+    for (i, p) in [
+        "forex.eur",
+        "forex.*",
+        "forex.*.x",
+        "forex.#",
+        "*.usd",
+        "a.*.c",
+    ]
+    .into_iter()
+    .enumerate()
     {
         m.insert(&pattern(Dialect::Amqp, p), i as u64);
     }
@@ -175,7 +182,10 @@ fn auto_migrates_both_ways_and_keeps_answers() {
     assert_eq!(m.current(), "optimized_bitmap");
     assert_eq!(lookup(&m, "fixed.a"), vec![1, 2]);
     assert!(lookup(&m, "p77.q.r").is_empty());
-    assert_eq!(lookup(&m, &format!("p{}.q", UP - 1)), vec![10 + UP as u64 - 1]);
+    assert_eq!(
+        lookup(&m, &format!("p{}.q", UP - 1)),
+        vec![10 + UP as u64 - 1]
+    );
 }
 
 #[test]

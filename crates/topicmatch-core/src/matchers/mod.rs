@@ -21,7 +21,7 @@ pub enum Algorithm {
     Trie,
     /// One cached bitmap row per topic seen (seed 000, OpenAMQ), bounded, updated in place.
     InvertedBitmap,
-    /// Per-level bitmap rows ANDed with SIMD (seeds 001/002).
+    /// Per-level bitmap rows combined with vector AND instructions (seeds 001/002).
     OptimizedBitmap,
     /// The optimized bitmap while wildcard patterns are few, the trie beyond the crossover.
     Auto,

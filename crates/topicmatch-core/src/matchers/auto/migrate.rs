@@ -55,19 +55,19 @@ impl Book {
 
 /// The matcher in charge.
 pub(crate) enum Active {
-    Bitmap(OptimizedBitmapMatcher),
+    Bitmap(Box<OptimizedBitmapMatcher>),
     Trie(TrieMatcher),
 }
 
 impl Active {
     pub(crate) fn bitmap(config: Config) -> Active {
-        Active::Bitmap(OptimizedBitmapMatcher::new(config))
+        Active::Bitmap(Box::new(OptimizedBitmapMatcher::new(config)))
     }
 
     pub(crate) fn bitmap_from(config: Config, book: &Book) -> Active {
         let m = OptimizedBitmapMatcher::new(config);
         book.fill(&m);
-        Active::Bitmap(m)
+        Active::Bitmap(Box::new(m))
     }
 
     pub(crate) fn trie(config: Config, book: &Book) -> Active {
@@ -82,7 +82,7 @@ impl Active {
 
     pub(crate) fn get(&self) -> &dyn Matcher {
         match self {
-            Active::Bitmap(m) => m,
+            Active::Bitmap(m) => &**m,
             Active::Trie(m) => m,
         }
     }

@@ -176,8 +176,13 @@ impl Matcher for InvertedBitmapMatcher {
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
+        if topic.len() <= self.config.limits.max_topic_bytes {
+            if let Some(row) = self.rows.read().get(topic) {
+                return Ok(!row.ids.is_empty());
+            }
+        }
         let mut out = Vec::new();
-        self.lookup_into(topic, &mut out)?;
+        self.compile(topic, &mut out)?;
         Ok(!out.is_empty())
     }
 }

@@ -50,7 +50,11 @@ impl Row {
     fn heap_bytes(&self) -> usize {
         2 * self.topic.len()
             + self.slots.serialized_size()
-            + if self.ids.spilled() { self.ids.capacity() * 8 } else { 0 }
+            + if self.ids.spilled() {
+                self.ids.capacity() * 8
+            } else {
+                0
+            }
             + std::mem::size_of::<Row>()
             + 16
     }

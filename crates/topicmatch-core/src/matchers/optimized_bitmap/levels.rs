@@ -66,7 +66,7 @@ impl Level {
 pub(crate) struct Levels {
     dialect: Dialect,
     width: usize,
-    levels: Vec<Level>,
+    per_level: Vec<Level>,
     null: Vec<Row>,
 }
 
@@ -75,7 +75,7 @@ impl Levels {
         Levels {
             dialect,
             width: 0,
-            levels: Vec::new(),
+            per_level: Vec::new(),
             null: vec![Row::new()],
         }
     }
@@ -88,7 +88,7 @@ impl Levels {
     /// Bytes held by the rows (capacity, not counting map overhead).
     pub(crate) fn heap_bytes(&self) -> usize {
         let rows: usize = self
-            .levels
+            .per_level
             .iter()
             .map(|l| {
                 l.words
@@ -109,7 +109,7 @@ impl Levels {
         }
         let width = need.max(self.width * 2);
         self.width = width;
-        for level in &mut self.levels {
+        for level in &mut self.per_level {
             level.for_each_row(|r| r.resize(width, 0));
             level.multi.resize(width, 0);
         }
@@ -119,12 +119,12 @@ impl Levels {
     }
 
     fn ensure_levels(&mut self, depth: usize) {
-        while self.levels.len() < depth {
+        while self.per_level.len() < depth {
             let multi = self
-                .levels
+                .per_level
                 .last()
                 .map_or_else(|| Row::from_elem(0, self.width), |l| l.multi.clone());
-            self.levels.push(Level {
+            self.per_level.push(Level {
                 words: FxHashMap::default(),
                 other: multi.clone(),
                 multi,
@@ -143,7 +143,7 @@ impl Levels {
             Shape::Complex => return,
         };
         self.ensure_levels(prefix + usize::from(multi));
-        for (level, word) in self.levels.iter_mut().zip(&words[..prefix]) {
+        for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
             match word {
                 Word::Literal(text) => {
                     let other = &level.other;
@@ -161,7 +161,7 @@ impl Levels {
             }
         }
         if multi {
-            for level in &mut self.levels[prefix..] {
+            for level in &mut self.per_level[prefix..] {
                 level.for_each_row(|r| bits::set(r, slot));
                 bits::set(&mut level.multi, slot);
             }
@@ -179,7 +179,7 @@ impl Levels {
             Shape::Prefix { prefix } => (prefix, true),
             Shape::Complex => return,
         };
-        for (level, word) in self.levels.iter_mut().zip(&words[..prefix]) {
+        for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
             match word {
                 Word::Literal(text) => {
                     let entry = level.words.get_mut(text.as_bytes()).expect("inserted word");
@@ -194,7 +194,7 @@ impl Levels {
             }
         }
         if multi {
-            for level in &mut self.levels[prefix..] {
+            for level in &mut self.per_level[prefix..] {
                 level.for_each_row(|r| bits::clear(r, slot));
                 bits::clear(&mut level.multi, slot);
             }
@@ -208,12 +208,12 @@ impl Levels {
     /// MQTT topic whose first level starts with `$`, which wildcard-first filters never match.
     pub(crate) fn matching(&self, topic: &[&str], dollar: bool, acc: &mut Acc) -> bool {
         acc.clear();
-        let depth = self.levels.len();
+        let depth = self.per_level.len();
         if depth == 0 {
             return false;
         }
         acc.extend_from_slice(&self.null[topic.len().min(depth)]);
-        for (i, (level, word)) in self.levels.iter().zip(topic).enumerate() {
+        for (i, (level, word)) in self.per_level.iter().zip(topic).enumerate() {
             let any = if i == 0 && dollar {
                 level.and_literal(word, acc)
             } else {
@@ -224,7 +224,7 @@ impl Levels {
             }
         }
         if topic.len() > depth {
-            return simd::and_into(acc, &self.levels[depth - 1].multi);
+            return simd::and_into(acc, &self.per_level[depth - 1].multi);
         }
         acc.iter().any(|w| *w != 0)
     }
@@ -232,7 +232,7 @@ impl Levels {
     /// Whether any slot matches `topic`, evaluated one 64-slot column at a time from the left
     /// (the lowest slots first), so a match among the leftmost slots ends the work early.
     pub(crate) fn any(&self, topic: &[&str], dollar: bool) -> bool {
-        let depth = self.levels.len();
+        let depth = self.per_level.len();
         if depth == 0 {
             return false;
         }
@@ -241,11 +241,11 @@ impl Levels {
         }
         let mut rows: SmallVec<[&[u64]; 18]> = SmallVec::new();
         rows.push(&self.null[topic.len().min(depth)]);
-        for (level, word) in self.levels.iter().zip(topic) {
+        for (level, word) in self.per_level.iter().zip(topic) {
             rows.push(level.row(word));
         }
         if topic.len() > depth {
-            rows.push(&self.levels[depth - 1].multi);
+            rows.push(&self.per_level[depth - 1].multi);
         }
         (0..self.width).any(|j| {
             let mut v = u64::MAX;
@@ -262,7 +262,7 @@ impl Levels {
     /// Whether some slot matches every topic `words` (a pattern of `shape`) matches: the
     /// pattern is subsumed. `dollar`: the pattern starts with a literal `$` level (MQTT).
     pub(crate) fn covers(&self, words: &[Word], shape: Shape, dollar: bool) -> bool {
-        let depth = self.levels.len();
+        let depth = self.per_level.len();
         if depth == 0 {
             return false;
         }
@@ -270,18 +270,18 @@ impl Levels {
         let prefix = match shape {
             Shape::Exact { len } => {
                 acc.extend_from_slice(&self.null[len.min(depth)]);
-                if len > depth && !simd::and_into(&mut acc, &self.levels[depth - 1].multi) {
+                if len > depth && !simd::and_into(&mut acc, &self.per_level[depth - 1].multi) {
                     return false;
                 }
                 len
             }
             Shape::Prefix { prefix } => {
-                acc.extend_from_slice(&self.levels[prefix.min(depth - 1)].multi);
+                acc.extend_from_slice(&self.per_level[prefix.min(depth - 1)].multi);
                 prefix
             }
             Shape::Complex => return false,
         };
-        for (i, (level, word)) in self.levels.iter().zip(&words[..prefix]).enumerate() {
+        for (i, (level, word)) in self.per_level.iter().zip(&words[..prefix]).enumerate() {
             let any = match word {
                 Word::Literal(text) if i == 0 && dollar => level.and_literal(text, &mut acc),
                 Word::Literal(text) => simd::and_into(&mut acc, level.row(text)),

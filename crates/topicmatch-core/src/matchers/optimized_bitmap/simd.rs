@@ -66,6 +66,8 @@ unsafe fn and_avx2(acc: &mut [u64], row: &[u64]) -> bool {
     let batches = len / 4;
     let a = acc.as_mut_ptr();
     let r = row.as_ptr();
+    // `loadu`/`storeu` accept any alignment, so the casts below need none.
+    #[allow(clippy::cast_ptr_alignment)]
     // SAFETY: AVX2 is available (this function's contract). Batch `b` reads and writes the
     // four u64 at `4 * b .. 4 * b + 4`, which lie below `len`, within both slices; unaligned
     // loads and stores (`loadu`/`storeu`) have no alignment requirement; `acc` is borrowed
