@@ -1,9 +1,12 @@
 //! `auto`: the optimized bitmap while wildcard patterns are few, the trie when they are many.
 //!
 //! A bitmap lookup costs a few row ANDs whose width grows with the number of wildcard
-//! patterns; a trie walk costs per topic word and barely notices the pattern count. The
-//! crossover measured by `benches/benches/bitmap.rs` (`auto_crossover`, see
-//! docs/BENCHMARKS.md, "Inverted bitmaps") sits near [`UP`] distinct wildcard patterns.
+//! patterns; a trie walk costs per topic word and barely notices the pattern count. On the
+//! generated workload of `benches/benches/bitmap.rs` (`auto_crossover`, figures in
+//! docs/BENCHMARKS.md, "Inverted bitmaps") the bitmap's lookups are 1.6x the trie's at 10k
+//! wildcard patterns and even at 30k; its dense rows, though, take memory growing with
+//! distinct words times patterns. [`UP`] = 10k keeps the bitmap where it is clearly faster
+//! and its rows small.
 //! The count is unknown when a matcher is built, so `auto` adapts: it starts as a bitmap,
 //! migrates to a trie once the count exceeds [`UP`], and back once it falls below [`DOWN`]; the
 //! gap (hysteresis) keeps a count hovering at the threshold from migrating on every change.
