@@ -54,6 +54,17 @@ fn unique_topics_evict_and_stay_correct() {
         assert_eq!(lookup(&m, "a.b"), vec![1, 2, 3, 4]);
     }
     assert_eq!(m.capacity(), 64);
+    // Repeated topics are admitted and fill the table, still bounded.
+    for round in 0..3 {
+        for i in 0..200 {
+            let topic = format!("a.r{i}");
+            assert_eq!(
+                lookup(&m, &topic),
+                lookup(&oracle, &topic),
+                "{topic} {round}"
+            );
+        }
+    }
     assert_eq!(m.cached_rows(), 64);
 }
 
@@ -62,9 +73,11 @@ fn cached_rows_follow_subscribe_and_unsubscribe() {
     let config = Config::new(Dialect::Mqtt);
     let m = InvertedBitmapMatcher::new(config);
     let topics = ["a/b", "a", "$s/b", "a/b/c", "x/b"];
-    for t in topics {
+    // Twice: a topic is cached on its second sighting.
+    for t in topics.iter().chain(&topics) {
         assert!(lookup(&m, t).is_empty());
     }
+    assert_eq!(m.cached_rows(), topics.len());
     let p = pattern(Dialect::Mqtt, "a/#");
     m.insert(&p, 7);
     assert_eq!(lookup(&m, "a"), vec![7]);

@@ -1,21 +1,23 @@
 //! The classic inverted bitmap (seed 000, OpenAMQ): one row per topic, the bitmap of the
 //! subscriptions matching it.
 //!
-//! Topics are not known in advance, so a topic's row is compiled the first time it is
-//! published (with the per-level index of
+//! Topics are not known in advance, so a topic's row is compiled when it is published (with
+//! the per-level index of
 //! [`optimized_bitmap`](crate::matchers::optimized_bitmap)) and cached with the distinct
 //! subscribers it resolves to, so a repeated topic costs one hash lookup and a copy.
 //! Subscribe and unsubscribe update the cached rows in place: a new pattern sets its bit in
 //! every cached row whose topic it matches, a removed one clears it, and only the rows touched
 //! re-resolve their subscribers; nothing is rebuilt. The row table is bounded
-//! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]), so a
-//! stream of unique topics costs one compile per topic but cannot exhaust memory.
+//! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); a topic
+//! is admitted into it on its second sighting ([`door`]), so a stream of unique topics costs
+//! one uncached per-level lookup each, neither evicting useful rows nor exhausting memory.
 //!
 //! Locks: `index` then `rows`, always in that order. A hit takes only `rows` for reading. A
 //! miss compiles under `index` read and inserts under `rows` write while still holding
 //! `index`, so no subscribe can slip between compiling a row and caching it; subscribe and
 //! unsubscribe hold both for writing.
 
+mod door;
 mod table;
 
 use parking_lot::RwLock;
@@ -26,6 +28,7 @@ use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::optimized_bitmap::{split, Acc, Change, Index};
 use crate::pattern::Pattern;
 use crate::topic::{parse_topic, Words};
+use door::Doorkeeper;
 use table::{Ids, Row, RowTable};
 
 /// Default bound on cached rows.
@@ -36,6 +39,7 @@ pub struct InvertedBitmapMatcher {
     config: Config,
     index: RwLock<Index>,
     rows: RwLock<RowTable>,
+    door: Doorkeeper,
 }
 
 impl InvertedBitmapMatcher {
@@ -50,6 +54,7 @@ impl InvertedBitmapMatcher {
             config,
             index: RwLock::new(Index::new(config)),
             rows: RwLock::new(RowTable::new(capacity)),
+            door: Doorkeeper::new(capacity),
         }
     }
 
@@ -83,6 +88,9 @@ impl InvertedBitmapMatcher {
         let mut resolved = Vec::new();
         index.resolve(topic, &acc, &mut resolved);
         out.extend_from_slice(&resolved);
+        if !self.door.seen_before(topic) {
+            return Ok(());
+        }
         let ids = Ids::from_vec(resolved);
         let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
         self.rows.write().insert(Row::new(topic, slots, ids));
