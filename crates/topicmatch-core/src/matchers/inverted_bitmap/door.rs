@@ -1,4 +1,4 @@
-//! Admission (TinyLFU's doorkeeper): a topic is compiled into a row only on its second sighting
+//! Admission (the doorkeeper of `TinyLFU`): a topic is compiled into a row only on its second sighting
 //! within a window, so a stream of unique topics costs one uncached lookup each instead of a
 //! compile, an insert and an eviction that would push useful rows out.
 //!
@@ -7,7 +7,7 @@
 //! age out. False positives only admit a topic early; nothing depends on the answer for
 //! correctness.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rustc_hash::FxBuildHasher;
@@ -34,9 +34,7 @@ impl Doorkeeper {
 
     /// Records a sighting of `topic`; whether it had been seen in this window.
     pub(crate) fn seen_before(&self, topic: &str) -> bool {
-        let mut h = FxBuildHasher.build_hasher();
-        topic.hash(&mut h);
-        let hash = h.finish();
+        let hash = FxBuildHasher.hash_one(topic);
         let word = (hash >> 6) as usize & (self.bits.len() - 1);
         let mask = 1u64 << (hash & 63);
         // Relaxed throughout: the bits are a frequency hint; no data is published through them.
