@@ -1,5 +1,5 @@
-//! Admission (the doorkeeper of `TinyLFU`): a topic is compiled into a row only on its second sighting
-//! within a window, so a stream of unique topics costs one uncached lookup each instead of a
+//! Admission (the doorkeeper of `TinyLFU`): a topic is compiled into a row only on its second
+//! sighting within a window, so a stream of unique topics costs one uncached lookup each instead of a
 //! compile, an insert and an eviction that would push useful rows out.
 //!
 //! One bit per hashed topic in an array of atomics; a sighting sets the bit and reports
