@@ -6,8 +6,11 @@ use std::str::FromStr;
 use crate::error::Error;
 use crate::matcher::{Config, Matcher};
 
+pub mod auto;
 pub mod cstrie;
+pub mod inverted_bitmap;
 pub mod naive;
+pub mod optimized_bitmap;
 pub mod trie;
 
 /// The algorithms this build offers.
@@ -19,11 +22,24 @@ pub enum Algorithm {
     Trie,
     /// A lock-free concurrent subscription trie (Ctrie-style CAS on I-nodes).
     Cstrie,
+    /// One cached bitmap row per topic seen (seed 000, OpenAMQ), bounded, updated in place.
+    InvertedBitmap,
+    /// Per-level bitmap rows combined with vector AND instructions (seeds 001/002).
+    OptimizedBitmap,
+    /// The optimized bitmap while wildcard patterns are few, the trie beyond the crossover.
+    Auto,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order their names are listed.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::Naive, Algorithm::Trie, Algorithm::Cstrie];
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::Naive,
+        Algorithm::Trie,
+        Algorithm::Cstrie,
+        Algorithm::InvertedBitmap,
+        Algorithm::OptimizedBitmap,
+        Algorithm::Auto,
+    ];
 
     /// The algorithm's name.
     pub fn name(self) -> &'static str {
@@ -31,6 +47,9 @@ impl Algorithm {
             Algorithm::Naive => "naive",
             Algorithm::Trie => "trie",
             Algorithm::Cstrie => "cstrie",
+            Algorithm::InvertedBitmap => "inverted_bitmap",
+            Algorithm::OptimizedBitmap => "optimized_bitmap",
+            Algorithm::Auto => "auto",
         }
     }
 
@@ -40,6 +59,13 @@ impl Algorithm {
             Algorithm::Naive => Box::new(naive::NaiveMatcher::new(config)),
             Algorithm::Trie => Box::new(trie::TrieMatcher::new(config)),
             Algorithm::Cstrie => Box::new(cstrie::CsTrieMatcher::new(config)),
+            Algorithm::InvertedBitmap => {
+                Box::new(inverted_bitmap::InvertedBitmapMatcher::new(config))
+            }
+            Algorithm::OptimizedBitmap => {
+                Box::new(optimized_bitmap::OptimizedBitmapMatcher::new(config))
+            }
+            Algorithm::Auto => Box::new(auto::AutoMatcher::new(config)),
         }
     }
 }

@@ -1,0 +1,49 @@
+//! Admission (the doorkeeper of `TinyLFU`): a topic is compiled into a row only on its second
+//! sighting within a window, so a stream of unique topics costs one uncached lookup each instead of a
+//! compile, an insert and an eviction that would push useful rows out.
+//!
+//! One bit per hashed topic in an array of atomics; a sighting sets the bit and reports
+//! whether it was already set. After `window` sightings the bits are cleared, so stale topics
+//! age out. False positives only admit a topic early; nothing depends on the answer for
+//! correctness.
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use rustc_hash::FxBuildHasher;
+
+/// The seen-once filter.
+#[derive(Debug)]
+pub(crate) struct Doorkeeper {
+    bits: Box<[AtomicU64]>,
+    sightings: AtomicUsize,
+    window: usize,
+}
+
+impl Doorkeeper {
+    /// A filter sized for a row table of `capacity`: 8 bits per row, cleared every
+    /// `4 * capacity` sightings.
+    pub(crate) fn new(capacity: usize) -> Self {
+        let words = (capacity * 8).div_ceil(64).next_power_of_two();
+        Doorkeeper {
+            bits: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            sightings: AtomicUsize::new(0),
+            window: capacity.saturating_mul(4).max(64),
+        }
+    }
+
+    /// Records a sighting of `topic`; whether it had been seen in this window.
+    pub(crate) fn seen_before(&self, topic: &str) -> bool {
+        let hash = FxBuildHasher.hash_one(topic);
+        let word = (hash >> 6) as usize & (self.bits.len() - 1);
+        let mask = 1u64 << (hash & 63);
+        // Relaxed throughout: the bits are a frequency hint; no data is published through them.
+        let before = self.bits[word].fetch_or(mask, Ordering::Relaxed);
+        if self.sightings.fetch_add(1, Ordering::Relaxed) % self.window == self.window - 1 {
+            for w in &*self.bits {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+        before & mask != 0
+    }
+}

@@ -1,0 +1,196 @@
+//! The classic inverted bitmap (seed 000, OpenAMQ): one row per topic, the bitmap of the
+//! subscriptions matching it.
+//!
+//! Topics are not known in advance, so a topic's row is compiled when it is published (with
+//! the per-level index of
+//! [`optimized_bitmap`](crate::matchers::optimized_bitmap)) and cached with the distinct
+//! subscribers it resolves to, so a repeated topic costs one hash lookup and a copy.
+//! Subscribe and unsubscribe update the cached rows in place: a new pattern sets its bit in
+//! every cached row whose topic it matches, a removed one clears it, and only the rows touched
+//! re-resolve their subscribers; nothing is rebuilt. The row table is bounded
+//! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); a topic
+//! is admitted into it on its second sighting ([`door`]), so a stream of unique topics costs
+//! one uncached per-level lookup each, neither evicting useful rows nor exhausting memory.
+//!
+//! Locks: `index` then `rows`, always in that order. A hit takes only `rows` for reading. A
+//! miss compiles under `index` read and inserts under `rows` write while still holding
+//! `index`, so no subscribe can slip between compiling a row and caching it; subscribe and
+//! unsubscribe hold both for writing.
+
+mod door;
+mod table;
+
+use parking_lot::RwLock;
+use roaring::RoaringBitmap;
+
+use crate::error::Result;
+use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matchers::optimized_bitmap::{split, Acc, Change, Index};
+use crate::pattern::Pattern;
+use crate::topic::{parse_topic, Words};
+use door::Doorkeeper;
+use table::{Ids, Row, RowTable};
+
+/// Default bound on cached rows.
+pub const DEFAULT_CAPACITY: usize = 16_384;
+
+/// One cached bitmap row per topic, bounded.
+pub struct InvertedBitmapMatcher {
+    config: Config,
+    index: RwLock<Index>,
+    rows: RwLock<RowTable>,
+    door: Doorkeeper,
+}
+
+impl InvertedBitmapMatcher {
+    /// An empty matcher caching at most [`DEFAULT_CAPACITY`] topics.
+    pub fn new(config: Config) -> Self {
+        Self::with_capacity(config, DEFAULT_CAPACITY)
+    }
+
+    /// An empty matcher caching at most `capacity` topics (at least one).
+    pub fn with_capacity(config: Config, capacity: usize) -> Self {
+        InvertedBitmapMatcher {
+            config,
+            index: RwLock::new(Index::new(config)),
+            rows: RwLock::new(RowTable::new(capacity)),
+            door: Doorkeeper::new(capacity),
+        }
+    }
+
+    /// The most rows kept.
+    pub fn capacity(&self) -> usize {
+        self.rows.read().capacity()
+    }
+
+    /// Rows cached now.
+    pub fn cached_rows(&self) -> usize {
+        self.rows.read().len()
+    }
+
+    /// Approximate heap bytes: compiler index plus cached rows.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.read().heap_bytes() + self.rows.read().heap_bytes()
+    }
+
+    fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        let mut words = Words::new();
+        split(&self.config, topic, &mut words)?;
+        let index = self.index.read();
+        if let Some(row) = self.rows.read().get(topic) {
+            out.extend_from_slice(&row.ids);
+            return Ok(());
+        }
+        let mut acc = Acc::new();
+        if !index.matching_slots(topic, &words, &mut acc) {
+            acc.clear();
+        }
+        let mut resolved = Vec::new();
+        index.resolve(topic, &acc, &mut resolved);
+        out.extend_from_slice(&resolved);
+        if !self.door.seen_before(topic) {
+            return Ok(());
+        }
+        let ids = Ids::from_vec(resolved);
+        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+        self.rows.write().insert(Row::new(topic, slots, ids));
+        Ok(())
+    }
+}
+
+/// Recomputes `row`'s subscribers from its slots and the direct map.
+fn resolve_row(index: &Index, row: &mut Row) {
+    row.ids.clear();
+    if let Some(subs) = index.direct.get(row.topic.as_bytes()) {
+        row.ids.extend_from_slice(subs);
+    }
+    for slot in &row.slots {
+        row.ids.extend_from_slice(index.slots.subs(slot));
+    }
+    row.ids.sort_unstable();
+    row.ids.dedup();
+}
+
+impl Matcher for InvertedBitmapMatcher {
+    fn name(&self) -> &'static str {
+        "inverted_bitmap"
+    }
+
+    fn insert(&self, pattern: &Pattern, subscriber: SubscriberId) {
+        let mut index = self.index.write();
+        let change = index.insert(pattern, subscriber);
+        let mut rows = self.rows.write();
+        match change {
+            Change::Direct(topic) => {
+                if let Some(row) = rows.get_mut(&topic) {
+                    row.add_id(subscriber);
+                }
+            }
+            Change::Slot { slot, edge: true } => {
+                for row in rows.rows_mut() {
+                    let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
+                        .expect("cached topics are valid");
+                    let hit = pattern.matches_words(&words);
+                    drop(words);
+                    if hit {
+                        row.slots.insert(slot);
+                        row.add_id(subscriber);
+                    }
+                }
+            }
+            Change::Slot { slot, edge: false } => {
+                for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
+                    row.add_id(subscriber);
+                }
+            }
+        }
+    }
+
+    fn remove(&self, pattern: &Pattern, subscriber: SubscriberId) -> bool {
+        let mut index = self.index.write();
+        let Some(change) = index.remove(pattern, subscriber) else {
+            return false;
+        };
+        let mut rows = self.rows.write();
+        match change {
+            Change::Direct(topic) => {
+                if let Some(row) = rows.get_mut(&topic) {
+                    resolve_row(&index, row);
+                }
+            }
+            Change::Slot { slot, edge } => {
+                for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
+                    if edge {
+                        row.slots.remove(slot);
+                    }
+                    resolve_row(&index, row);
+                }
+            }
+        }
+        true
+    }
+
+    #[inline]
+    fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        // Only validated topics are cached and the limits never change, so a topic within the
+        // byte limit that is cached is valid; a longer one is never hashed.
+        if topic.len() <= self.config.limits.max_topic_bytes {
+            if let Some(row) = self.rows.read().get(topic) {
+                out.extend_from_slice(&row.ids);
+                return Ok(());
+            }
+        }
+        self.compile(topic, out)
+    }
+
+    fn matches_any(&self, topic: &str) -> Result<bool> {
+        if topic.len() <= self.config.limits.max_topic_bytes {
+            if let Some(row) = self.rows.read().get(topic) {
+                return Ok(!row.ids.is_empty());
+            }
+        }
+        let mut out = Vec::new();
+        self.compile(topic, &mut out)?;
+        Ok(!out.is_empty())
+    }
+}

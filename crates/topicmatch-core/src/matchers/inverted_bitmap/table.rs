@@ -1,0 +1,144 @@
+//! The bounded table of compiled rows, one per topic, evicted with CLOCK.
+//!
+//! Each row keeps the bitmap of matching wildcard slots (what subscribe/unsubscribe update)
+//! and the distinct subscribers it resolves to (what a hit copies). A hit sets the row's
+//! reference bit with a relaxed store (only when clear, so hot rows are not written); an insert
+//! into a full table sweeps the hand, clearing reference bits until it meets a row not used
+//! since the last sweep, and replaces that row in place. Eviction is O(1) amortised and the
+//! table never holds more than `capacity` rows.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use roaring::RoaringBitmap;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::matcher::SubscriberId;
+
+/// A row's resolved subscribers, inline up to four.
+pub(crate) type Ids = SmallVec<[SubscriberId; 4]>;
+
+/// A topic as the index key: inline up to 24 bytes.
+type Key = SmallVec<[u8; 24]>;
+
+/// One compiled topic.
+#[derive(Debug)]
+pub(crate) struct Row {
+    pub(crate) topic: Box<str>,
+    pub(crate) slots: RoaringBitmap,
+    pub(crate) ids: Ids,
+    referenced: AtomicBool,
+}
+
+impl Row {
+    pub(crate) fn new(topic: &str, slots: RoaringBitmap, ids: Ids) -> Self {
+        Row {
+            topic: topic.into(),
+            slots,
+            ids,
+            referenced: AtomicBool::new(false),
+        }
+    }
+
+    /// Adds `subscriber` to the resolved ids unless present.
+    pub(crate) fn add_id(&mut self, subscriber: SubscriberId) {
+        if !self.ids.contains(&subscriber) {
+            self.ids.push(subscriber);
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        2 * self.topic.len()
+            + self.slots.serialized_size()
+            + if self.ids.spilled() {
+                self.ids.capacity() * 8
+            } else {
+                0
+            }
+            + std::mem::size_of::<Row>()
+            + 16
+    }
+}
+
+/// Rows by topic, at most `capacity` of them.
+#[derive(Debug)]
+pub(crate) struct RowTable {
+    capacity: usize,
+    index: FxHashMap<Key, u32>,
+    rows: Vec<Row>,
+    hand: usize,
+}
+
+impl RowTable {
+    pub(crate) fn new(capacity: usize) -> Self {
+        RowTable {
+            capacity: capacity.max(1),
+            index: FxHashMap::default(),
+            rows: Vec::new(),
+            hand: 0,
+        }
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The row of `topic`, marked as recently used.
+    #[inline]
+    pub(crate) fn get(&self, topic: &str) -> Option<&Row> {
+        let row = &self.rows[*self.index.get(topic.as_bytes())? as usize];
+        // Relaxed: the bit is a usage hint read by the next sweep under the write lock; no
+        // other memory is published through it.
+        if !row.referenced.load(Ordering::Relaxed) {
+            row.referenced.store(true, Ordering::Relaxed);
+        }
+        Some(row)
+    }
+
+    pub(crate) fn get_mut(&mut self, topic: &str) -> Option<&mut Row> {
+        let at = *self.index.get(topic.as_bytes())? as usize;
+        Some(&mut self.rows[at])
+    }
+
+    pub(crate) fn rows_mut(&mut self) -> impl Iterator<Item = &mut Row> {
+        self.rows.iter_mut()
+    }
+
+    /// Adds `row` unless its topic is already there, evicting one row if full.
+    pub(crate) fn insert(&mut self, row: Row) {
+        if self.index.contains_key(row.topic.as_bytes()) {
+            return;
+        }
+        let at = if self.rows.len() < self.capacity {
+            self.rows.push(row);
+            self.rows.len() - 1
+        } else {
+            let at = self.victim();
+            let old = std::mem::replace(&mut self.rows[at], row);
+            self.index.remove(old.topic.as_bytes());
+            at
+        };
+        self.index
+            .insert(Key::from_slice(self.rows[at].topic.as_bytes()), at as u32);
+    }
+
+    /// CLOCK: the first row from the hand whose reference bit is clear; clears bits on the way.
+    fn victim(&mut self) -> usize {
+        loop {
+            let at = self.hand;
+            self.hand = (self.hand + 1) % self.rows.len();
+            if !self.rows[at].referenced.swap(false, Ordering::Relaxed) {
+                return at;
+            }
+        }
+    }
+
+    /// Approximate heap bytes of every row and the topic index.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.rows.iter().map(Row::heap_bytes).sum::<usize>() + self.index.capacity() * 40
+    }
+}

@@ -1,0 +1,204 @@
+//! Everything one bitmap matcher indexes: direct (wildcard-free) patterns in one hash map keyed
+//! by topic, wildcard patterns as slots in the per-level rows, and the AMQP patterns the rows
+//! cannot express (`#` before the last word) in a small trie keyed by slot.
+
+use rustc_hash::FxHashMap;
+
+use smallvec::SmallVec;
+
+use super::bits::{self, Acc, Key};
+use super::levels::Levels;
+use super::shape::Shape;
+use super::slots::Slots;
+use crate::dialect::Dialect;
+use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
+use crate::matchers::trie::TrieMatcher;
+use crate::pattern::{Pattern, Word};
+
+/// What an insert or remove changed, for matchers that keep derived state (cached rows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// A direct pattern: the topic it names.
+    Direct(Box<str>),
+    /// A wildcard slot; `edge`: the slot was created (insert) or freed (remove).
+    Slot { slot: u32, edge: bool },
+}
+
+/// Direct map, slots, level rows and the trie of complex patterns.
+pub(crate) struct Index {
+    config: Config,
+    pub(crate) slots: Slots,
+    pub(crate) levels: Levels,
+    complex: TrieMatcher,
+    complex_live: usize,
+    pub(crate) direct: FxHashMap<Key, SmallVec<[SubscriberId; 2]>>,
+    /// Bumped by every change to the wildcard slots.
+    pub(crate) generation: u64,
+}
+
+/// The topic a wildcard-free pattern matches, as text.
+fn direct_key(dialect: Dialect, pattern: &Pattern) -> Box<str> {
+    let sep = char::from(dialect.separator()).to_string();
+    let words: Vec<&str> = pattern.words().iter().filter_map(Word::literal).collect();
+    words.join(&sep).into_boxed_str()
+}
+
+impl Index {
+    pub(crate) fn new(config: Config) -> Self {
+        Index {
+            config,
+            slots: Slots::default(),
+            levels: Levels::new(config.dialect),
+            complex: TrieMatcher::new(config),
+            complex_live: 0,
+            direct: FxHashMap::default(),
+            generation: 0,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub(crate) fn insert(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Change {
+        if !pattern.has_wildcards() {
+            let key = direct_key(self.config.dialect, pattern);
+            self.direct
+                .entry(Key::from_slice(key.as_bytes()))
+                .or_default()
+                .push(subscriber);
+            return Change::Direct(key);
+        }
+        self.generation += 1;
+        let (slot, fresh) = self.slots.insert(pattern, subscriber);
+        if fresh {
+            self.levels.grow(slot);
+            match Shape::of(pattern) {
+                Shape::Complex => {
+                    self.complex.insert(pattern, u64::from(slot));
+                    self.complex_live += 1;
+                }
+                shape => self.levels.insert(slot, pattern.words(), shape),
+            }
+        }
+        Change::Slot { slot, edge: fresh }
+    }
+
+    pub(crate) fn remove(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Option<Change> {
+        if !pattern.has_wildcards() {
+            let key = direct_key(self.config.dialect, pattern);
+            let subs = self.direct.get_mut(key.as_bytes())?;
+            let pos = subs.iter().position(|s| *s == subscriber)?;
+            subs.swap_remove(pos);
+            if subs.is_empty() {
+                self.direct.remove(key.as_bytes());
+            }
+            return Some(Change::Direct(key));
+        }
+        let (slot, freed) = self.slots.remove(pattern, subscriber)?;
+        self.generation += 1;
+        if freed {
+            match Shape::of(pattern) {
+                Shape::Complex => {
+                    self.complex.remove(pattern, u64::from(slot));
+                    self.complex_live -= 1;
+                }
+                shape => self.levels.remove(slot, pattern.words(), shape),
+            }
+        }
+        Some(Change::Slot { slot, edge: freed })
+    }
+
+    /// Whether `words` is an MQTT topic hidden from wildcard-first filters.
+    #[inline]
+    pub(crate) fn dollar(&self, words: &[&str]) -> bool {
+        self.config.dialect == Dialect::Mqtt && words.first().is_some_and(|w| w.starts_with('$'))
+    }
+
+    /// Leaves in `acc` every wildcard slot matching the validated `topic` (`words`).
+    pub(crate) fn matching_slots(&self, topic: &str, words: &[&str], acc: &mut Acc) -> bool {
+        let mut any = self.levels.matching(words, self.dollar(words), acc);
+        if self.complex_live > 0 {
+            if !any {
+                acc.clear();
+                acc.resize(self.levels.width(), 0);
+            }
+            let mut slots = Vec::new();
+            self.complex
+                .lookup_into(topic, &mut slots)
+                .expect("topic already validated");
+            for slot in slots {
+                bits::set(acc, slot as u32);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Appends the distinct subscribers of `topic`'s direct entry and of the slots in `acc`.
+    /// Short results are kept distinct by a scan as they grow; long ones are sorted once.
+    pub(crate) fn resolve(&self, topic: &str, acc: &[u64], out: &mut Vec<SubscriberId>) {
+        const SCAN: usize = 32;
+        let start = out.len();
+        let mut sort = false;
+        if let Some(subs) = self.direct.get(topic.as_bytes()) {
+            out.extend_from_slice(subs);
+        }
+        for slot in bits::ones(acc) {
+            let subs = self.slots.subs(slot);
+            if out.len() == start {
+                out.extend_from_slice(subs);
+            } else if sort || out.len() - start + subs.len() > SCAN {
+                out.extend_from_slice(subs);
+                sort = true;
+            } else {
+                for &s in subs {
+                    if !out[start..].contains(&s) {
+                        out.push(s);
+                    }
+                }
+            }
+        }
+        if sort {
+            dedup_tail(out, start);
+        }
+    }
+
+    /// Appends the distinct subscribers matching the validated `topic` (`words`).
+    pub(crate) fn lookup(&self, topic: &str, words: &[&str], out: &mut Vec<SubscriberId>) {
+        let mut acc = Acc::new();
+        if !self.matching_slots(topic, words, &mut acc) {
+            acc.clear();
+        }
+        self.resolve(topic, &acc, out);
+    }
+
+    /// Whether a complex (trie-held) pattern matches the validated `topic`.
+    pub(crate) fn complex_matches(&self, topic: &str) -> bool {
+        self.complex_live > 0
+            && self
+                .complex
+                .matches_any(topic)
+                .expect("topic already validated")
+    }
+
+    /// Distinct wildcard patterns held (the bitmap columns in use).
+    pub(crate) fn wildcard_patterns(&self) -> usize {
+        self.slots.live()
+    }
+
+    /// Approximate heap bytes: rows, slot table, direct map (for the memory benchmark).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let slots: usize = self
+            .slots
+            .iter()
+            .map(|(_, s)| 64 + s.subs.capacity() * 8 + s.pattern.words().len() * 24)
+            .sum();
+        let direct: usize = self
+            .direct
+            .iter()
+            .map(|(k, v)| k.len() + 40 + v.capacity() * 8)
+            .sum();
+        self.levels.heap_bytes() + slots + direct
+    }
+}

@@ -1,0 +1,296 @@
+//! The per-level rows of seeds 001/002.
+//!
+//! For level `i`, each word some pattern names at `i` has a row of the slots accepting that word
+//! there: the patterns naming it, those with the one-word wildcard at `i` and those whose
+//! multi-word wildcard sits at or before `i`. The `other` row (words no pattern names) holds
+//! only the last two groups, `multi` only the last. `null[n]` holds the slots that may end
+//! after exactly `n` words (the seeds' null row; with it the trailing null levels of a short
+//! topic need no AND): exact patterns of at most `n` words and multi-word patterns whose
+//! wildcard can match the rest (MQTT `a/#` matches `a`, NATS `a.>` does not).
+//!
+//! A topic's matches are then `null[len] & row(0, w0) & row(1, w1) ...`: one AND per level,
+//! stopping as soon as nothing is left; levels deeper than any pattern use the last `multi`.
+//! Every row has the same width, grown (doubled) when a slot past it arrives.
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use super::bits::{self, Acc, Key, Row};
+use super::shape::Shape;
+use super::simd;
+use crate::dialect::Dialect;
+use crate::pattern::Word;
+
+#[derive(Debug)]
+struct WordRow {
+    row: Row,
+    /// How many slots name this word here; the row goes when none does.
+    literals: u32,
+}
+
+#[derive(Debug)]
+struct Level {
+    words: FxHashMap<Key, WordRow>,
+    other: Row,
+    multi: Row,
+}
+
+impl Level {
+    #[inline]
+    fn row(&self, word: &str) -> &[u64] {
+        self.words
+            .get(word.as_bytes())
+            .map_or(&self.other, |w| &w.row)
+    }
+
+    /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
+    fn and_literal(&self, word: &str, acc: &mut [u64]) -> bool {
+        let Some(w) = self.words.get(word.as_bytes()) else {
+            return false;
+        };
+        simd::and_into(acc, &w.row);
+        bits::and_not(acc, &self.other);
+        acc.iter().any(|w| *w != 0)
+    }
+
+    fn for_each_row(&mut self, mut f: impl FnMut(&mut Row)) {
+        f(&mut self.other);
+        for w in self.words.values_mut() {
+            f(&mut w.row);
+        }
+    }
+}
+
+/// The per-level rows of a set of slots.
+#[derive(Debug)]
+pub(crate) struct Levels {
+    dialect: Dialect,
+    width: usize,
+    per_level: Vec<Level>,
+    null: Vec<Row>,
+}
+
+impl Levels {
+    pub(crate) fn new(dialect: Dialect) -> Self {
+        Levels {
+            dialect,
+            width: 0,
+            per_level: Vec::new(),
+            null: vec![Row::new()],
+        }
+    }
+
+    /// Row width in 64-bit words.
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Bytes held by the rows (capacity, not counting map overhead).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let rows: usize = self
+            .per_level
+            .iter()
+            .map(|l| {
+                l.words
+                    .iter()
+                    .map(|(k, w)| k.len() + w.row.capacity() * 8 + 16)
+                    .sum::<usize>()
+                    + (l.other.capacity() + l.multi.capacity()) * 8
+            })
+            .sum();
+        rows + self.null.iter().map(|r| r.capacity() * 8).sum::<usize>()
+    }
+
+    /// Makes room for bit `slot` in every row.
+    pub(crate) fn grow(&mut self, slot: u32) {
+        let need = slot as usize / 64 + 1;
+        if need <= self.width {
+            return;
+        }
+        let width = need.max(self.width * 2);
+        self.width = width;
+        for level in &mut self.per_level {
+            level.for_each_row(|r| r.resize(width, 0));
+            level.multi.resize(width, 0);
+        }
+        for r in &mut self.null {
+            r.resize(width, 0);
+        }
+    }
+
+    fn ensure_levels(&mut self, depth: usize) {
+        while self.per_level.len() < depth {
+            let multi = self
+                .per_level
+                .last()
+                .map_or_else(|| Row::from_elem(0, self.width), |l| l.multi.clone());
+            self.per_level.push(Level {
+                words: FxHashMap::default(),
+                other: multi.clone(),
+                multi,
+            });
+            let last = self.null.last().expect("null[0] always exists").clone();
+            self.null.push(last);
+        }
+    }
+
+    /// Adds `slot`, a pattern of `shape` (not `Complex`) with `words`.
+    pub(crate) fn insert(&mut self, slot: u32, words: &[Word], shape: Shape) {
+        self.grow(slot);
+        let (prefix, multi) = match shape {
+            Shape::Exact { len } => (len, false),
+            Shape::Prefix { prefix } => (prefix, true),
+            Shape::Complex => return,
+        };
+        self.ensure_levels(prefix + usize::from(multi));
+        for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
+            match word {
+                Word::Literal(text) => {
+                    let other = &level.other;
+                    let entry = level
+                        .words
+                        .entry(Key::from_slice(text.as_bytes()))
+                        .or_insert_with(|| WordRow {
+                            row: other.clone(),
+                            literals: 0,
+                        });
+                    entry.literals += 1;
+                    bits::set(&mut entry.row, slot);
+                }
+                Word::One | Word::Multi => level.for_each_row(|r| bits::set(r, slot)),
+            }
+        }
+        if multi {
+            for level in &mut self.per_level[prefix..] {
+                level.for_each_row(|r| bits::set(r, slot));
+                bits::set(&mut level.multi, slot);
+            }
+        }
+        let from = shape.min_len(self.dialect);
+        for r in &mut self.null[from..] {
+            bits::set(r, slot);
+        }
+    }
+
+    /// Removes `slot`, inserted with the same `words` and `shape`.
+    pub(crate) fn remove(&mut self, slot: u32, words: &[Word], shape: Shape) {
+        let (prefix, multi) = match shape {
+            Shape::Exact { len } => (len, false),
+            Shape::Prefix { prefix } => (prefix, true),
+            Shape::Complex => return,
+        };
+        for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
+            match word {
+                Word::Literal(text) => {
+                    let entry = level.words.get_mut(text.as_bytes()).expect("inserted word");
+                    entry.literals -= 1;
+                    if entry.literals == 0 {
+                        level.words.remove(text.as_bytes());
+                    } else {
+                        bits::clear(&mut entry.row, slot);
+                    }
+                }
+                Word::One | Word::Multi => level.for_each_row(|r| bits::clear(r, slot)),
+            }
+        }
+        if multi {
+            for level in &mut self.per_level[prefix..] {
+                level.for_each_row(|r| bits::clear(r, slot));
+                bits::clear(&mut level.multi, slot);
+            }
+        }
+        for r in &mut self.null {
+            bits::clear(r, slot);
+        }
+    }
+
+    /// Leaves in `acc` the slots matching `topic`; returns whether there is any. `dollar`: an
+    /// MQTT topic whose first level starts with `$`, which wildcard-first filters never match.
+    pub(crate) fn matching(&self, topic: &[&str], dollar: bool, acc: &mut Acc) -> bool {
+        acc.clear();
+        let depth = self.per_level.len();
+        if depth == 0 {
+            return false;
+        }
+        acc.extend_from_slice(&self.null[topic.len().min(depth)]);
+        for (i, (level, word)) in self.per_level.iter().zip(topic).enumerate() {
+            let any = if i == 0 && dollar {
+                level.and_literal(word, acc)
+            } else {
+                simd::and_into(acc, level.row(word))
+            };
+            if !any {
+                return false;
+            }
+        }
+        if topic.len() > depth {
+            return simd::and_into(acc, &self.per_level[depth - 1].multi);
+        }
+        acc.iter().any(|w| *w != 0)
+    }
+
+    /// Whether any slot matches `topic`, evaluated one 64-slot column at a time from the left
+    /// (the lowest slots first), so a match among the leftmost slots ends the work early.
+    pub(crate) fn any(&self, topic: &[&str], dollar: bool) -> bool {
+        let depth = self.per_level.len();
+        if depth == 0 {
+            return false;
+        }
+        if dollar {
+            return self.matching(topic, dollar, &mut Acc::new());
+        }
+        let mut rows: SmallVec<[&[u64]; 18]> = SmallVec::new();
+        rows.push(&self.null[topic.len().min(depth)]);
+        for (level, word) in self.per_level.iter().zip(topic) {
+            rows.push(level.row(word));
+        }
+        if topic.len() > depth {
+            rows.push(&self.per_level[depth - 1].multi);
+        }
+        (0..self.width).any(|j| {
+            let mut v = u64::MAX;
+            for r in &rows {
+                v &= r[j];
+                if v == 0 {
+                    return false;
+                }
+            }
+            true
+        })
+    }
+
+    /// Whether some slot matches every topic `words` (a pattern of `shape`) matches: the
+    /// pattern is subsumed. `dollar`: the pattern starts with a literal `$` level (MQTT).
+    pub(crate) fn covers(&self, words: &[Word], shape: Shape, dollar: bool) -> bool {
+        let depth = self.per_level.len();
+        if depth == 0 {
+            return false;
+        }
+        let mut acc = Acc::new();
+        let prefix = match shape {
+            Shape::Exact { len } => {
+                acc.extend_from_slice(&self.null[len.min(depth)]);
+                if len > depth && !simd::and_into(&mut acc, &self.per_level[depth - 1].multi) {
+                    return false;
+                }
+                len
+            }
+            Shape::Prefix { prefix } => {
+                acc.extend_from_slice(&self.per_level[prefix.min(depth - 1)].multi);
+                prefix
+            }
+            Shape::Complex => return false,
+        };
+        for (i, (level, word)) in self.per_level.iter().zip(&words[..prefix]).enumerate() {
+            let any = match word {
+                Word::Literal(text) if i == 0 && dollar => level.and_literal(text, &mut acc),
+                Word::Literal(text) => simd::and_into(&mut acc, level.row(text)),
+                Word::One | Word::Multi => simd::and_into(&mut acc, &level.other),
+            };
+            if !any {
+                return false;
+            }
+        }
+        acc.iter().any(|w| *w != 0)
+    }
+}

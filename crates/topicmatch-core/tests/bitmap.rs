@@ -1,0 +1,342 @@
+//! Targeted tests of the bitmap family: CLOCK eviction, incremental rows, slot reuse, the SIMD
+//! AND, filtering with subsumption and `auto`'s migrations.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use topicmatch_core::matchers::auto::{AutoMatcher, DOWN, UP};
+use topicmatch_core::matchers::inverted_bitmap::InvertedBitmapMatcher;
+use topicmatch_core::matchers::naive::NaiveMatcher;
+use topicmatch_core::matchers::optimized_bitmap::{simd, OptimizedBitmapMatcher};
+use topicmatch_core::{Config, Dialect, Limits, Matcher, Pattern, SubscriberId};
+
+fn pattern(dialect: Dialect, text: &str) -> Pattern {
+    Pattern::parse(dialect, &Limits::for_dialect(dialect), text).unwrap()
+}
+
+fn lookup(m: &dyn Matcher, topic: &str) -> Vec<SubscriberId> {
+    let mut out = Vec::new();
+    m.lookup_into(topic, &mut out).unwrap();
+    out.sort_unstable();
+    out
+}
+
+/// Both matchers hold the same subscriptions.
+fn both(dialect: Dialect, subs: &[(&str, u64)], m: &dyn Matcher, oracle: &dyn Matcher) {
+    for &(text, s) in subs {
+        let p = pattern(dialect, text);
+        m.insert(&p, s);
+        oracle.insert(&p, s);
+    }
+}
+
+#[test]
+fn unique_topics_evict_and_stay_correct() {
+    let config = Config::new(Dialect::Amqp);
+    let m = InvertedBitmapMatcher::with_capacity(config, 64);
+    let oracle = NaiveMatcher::new(config);
+    both(
+        Dialect::Amqp,
+        &[("a.*", 1), ("a.#", 2), ("*.b", 3), ("a.b", 4), ("#.z", 5)],
+        &m,
+        &oracle,
+    );
+    for i in 0..5_000 {
+        let topic = match i % 4 {
+            0 => format!("a.t{i}"),
+            1 => format!("t{i}.b"),
+            2 => format!("a.t{i}.z"),
+            _ => format!("x{i}"),
+        };
+        assert_eq!(lookup(&m, &topic), lookup(&oracle, &topic), "{topic}");
+        assert!(m.cached_rows() <= 64);
+        // A hot topic, looked up between the unique ones, stays correct too.
+        assert_eq!(lookup(&m, "a.b"), vec![1, 2, 3, 4]);
+    }
+    assert_eq!(m.capacity(), 64);
+    // Repeated topics are admitted and fill the table, still bounded.
+    for round in 0..3 {
+        for i in 0..200 {
+            let topic = format!("a.r{i}");
+            assert_eq!(
+                lookup(&m, &topic),
+                lookup(&oracle, &topic),
+                "{topic} {round}"
+            );
+        }
+    }
+    assert_eq!(m.cached_rows(), 64);
+}
+
+#[test]
+fn cached_rows_follow_subscribe_and_unsubscribe() {
+    let config = Config::new(Dialect::Mqtt);
+    let m = InvertedBitmapMatcher::new(config);
+    let topics = ["a/b", "a", "$s/b", "a/b/c", "x/b"];
+    // Twice: a topic is cached on its second sighting.
+    for t in topics.iter().chain(&topics) {
+        assert!(lookup(&m, t).is_empty());
+    }
+    assert_eq!(m.cached_rows(), topics.len());
+    let p = pattern(Dialect::Mqtt, "a/#");
+    m.insert(&p, 7);
+    assert_eq!(lookup(&m, "a"), vec![7]);
+    assert_eq!(lookup(&m, "a/b/c"), vec![7]);
+    m.insert(&p, 8);
+    m.insert(&pattern(Dialect::Mqtt, "+/b"), 7);
+    m.insert(&pattern(Dialect::Mqtt, "a/b"), 9);
+    assert_eq!(lookup(&m, "a/b"), vec![7, 8, 9]);
+    assert!(lookup(&m, "$s/b").is_empty());
+    assert!(m.remove(&p, 7));
+    // 7 still matches a/b through +/b, not a/b/c.
+    assert_eq!(lookup(&m, "a/b"), vec![7, 8, 9]);
+    assert_eq!(lookup(&m, "a/b/c"), vec![8]);
+    assert!(m.remove(&pattern(Dialect::Mqtt, "a/b"), 9));
+    assert!(!m.remove(&pattern(Dialect::Mqtt, "a/b"), 9));
+    assert_eq!(lookup(&m, "a/b"), vec![7, 8]);
+    assert_eq!(lookup(&m, "x/b"), vec![7]);
+}
+
+/// `s{i}.*` or `s{i}.>`, alternating.
+fn churn_pattern(i: u64) -> Pattern {
+    let multi = if i % 2 == 0 { "*" } else { ">" };
+    pattern(Dialect::Nats, &format!("s{i}.{multi}"))
+}
+
+#[test]
+fn slot_reuse_keeps_bitmap_width_bounded_under_churn() {
+    let m = OptimizedBitmapMatcher::new(Config::new(Dialect::Nats));
+    let live = 100;
+    for i in 0..live {
+        m.insert(&churn_pattern(i), i);
+    }
+    let width = m.bitmap_width();
+    for i in live..20_000 {
+        assert!(m.remove(&churn_pattern(i - live), i - live));
+        m.insert(&churn_pattern(i), i);
+    }
+    assert_eq!(m.wildcard_patterns(), live as usize);
+    assert_eq!(m.bitmap_width(), width);
+    assert!(width <= 128);
+    assert_eq!(lookup(&m, "s19999.x.y"), vec![19_999]);
+    assert_eq!(lookup(&m, "s19998.x"), vec![19_998]);
+    assert!(lookup(&m, "s0.x").is_empty());
+}
+
+#[test]
+fn filtering_skips_subsumed_patterns() {
+    let config = Config::new(Dialect::Amqp);
+    let m = OptimizedBitmapMatcher::new(config);
+    for (i, p) in [
+        "forex.eur",
+        "forex.*",
+        "forex.*.x",
+        "forex.#",
+        "*.usd",
+        "a.*.c",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        m.insert(&pattern(Dialect::Amqp, p), i as u64);
+    }
+    // forex.# covers forex.*, forex.eur and forex.*.x.
+    assert_eq!(m.filter_patterns(), 3);
+    assert!(m.matches_any("forex").unwrap());
+    assert!(m.matches_any("forex.eur.x.y").unwrap());
+    assert!(m.matches_any("jpy.usd").unwrap());
+    assert!(m.matches_any("a.b.c").unwrap());
+    assert!(!m.matches_any("a.b").unwrap());
+    m.remove(&pattern(Dialect::Amqp, "forex.#"), 3);
+    // forex.* now covers forex.eur only.
+    assert_eq!(m.filter_patterns(), 4);
+    assert!(!m.matches_any("forex").unwrap());
+    assert!(m.matches_any("forex.gbp").unwrap());
+}
+
+#[test]
+fn mqtt_dollar_topics_skip_wildcard_first_filters_when_filtering() {
+    let config = Config::new(Dialect::Mqtt);
+    let m = OptimizedBitmapMatcher::new(config);
+    m.insert(&pattern(Dialect::Mqtt, "#"), 1);
+    m.insert(&pattern(Dialect::Mqtt, "$SYS/+"), 2);
+    // `#` does not cover `$SYS/+`.
+    assert_eq!(m.filter_patterns(), 2);
+    assert!(m.matches_any("$SYS/x").unwrap());
+    assert!(!m.matches_any("$SYS/x/y").unwrap());
+    assert_eq!(lookup(&m, "$SYS/x"), vec![2]);
+}
+
+#[test]
+fn auto_migrates_both_ways_and_keeps_answers() {
+    let config = Config::new(Dialect::Amqp);
+    let m = AutoMatcher::new(config);
+    let fixed = pattern(Dialect::Amqp, "fixed.*");
+    m.insert(&fixed, 1);
+    m.insert(&pattern(Dialect::Amqp, "fixed.a"), 2);
+    assert_eq!(m.current(), "optimized_bitmap");
+    let extra: Vec<Pattern> = (0..UP)
+        .map(|i| pattern(Dialect::Amqp, &format!("p{}.q{}.#", i % 100, i / 100)))
+        .collect();
+    for (i, p) in extra.iter().enumerate() {
+        m.insert(p, 10 + i as u64);
+    }
+    assert_eq!(m.current(), "trie");
+    assert_eq!(lookup(&m, "fixed.a"), vec![1, 2]);
+    assert_eq!(lookup(&m, "p77.q0.r"), vec![87]);
+    // 1 + UP wildcard patterns: the bitmap returns once fewer than DOWN are left.
+    let to_leave = UP + 2 - DOWN;
+    for (i, p) in extra.iter().enumerate().take(to_leave) {
+        assert!(m.remove(p, 10 + i as u64));
+        if i + 1 < to_leave {
+            assert_eq!(m.current(), "trie", "hysteresis holds at {i}");
+        }
+    }
+    assert_eq!(m.current(), "optimized_bitmap");
+    assert_eq!(lookup(&m, "fixed.a"), vec![1, 2]);
+    assert!(lookup(&m, "p77.q0.r").is_empty());
+    let last = UP - 1;
+    let topic = format!("p{}.q{}", last % 100, last / 100);
+    assert_eq!(lookup(&m, &topic), vec![10 + last as u64]);
+}
+
+#[test]
+fn auto_lookups_stay_right_while_migrating() {
+    let config = Config::new(Dialect::Nats);
+    let m = Arc::new(AutoMatcher::new(config));
+    m.insert(&pattern(Dialect::Nats, "stable.>"), 1);
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let m = Arc::clone(&m);
+            std::thread::spawn(move || {
+                for _ in 0..2_000 {
+                    assert_eq!(lookup(&*m, "stable.x"), vec![1]);
+                }
+            })
+        })
+        .collect();
+    for i in 0..=UP {
+        let text = format!("w{}.v{}.*", i % 100, i / 100);
+        m.insert(&pattern(Dialect::Nats, &text), 100);
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert_eq!(m.current(), "trie");
+    assert_eq!(lookup(&*m, "stable.x"), vec![1]);
+}
+
+#[test]
+fn inverted_rows_survive_concurrent_churn() {
+    let config = Config::new(Dialect::Amqp);
+    let m = Arc::new(InvertedBitmapMatcher::with_capacity(config, 16));
+    let oracle = NaiveMatcher::new(config);
+    both(Dialect::Amqp, &[("keep.#", 1)], &*m, &oracle);
+    let readers: Vec<_> = (0..2)
+        .map(|t| {
+            let m = Arc::clone(&m);
+            std::thread::spawn(move || {
+                for i in 0..3_000 {
+                    let topic = format!("keep.{}", (i * (t + 1)) % 40);
+                    assert!(lookup(&*m, &topic).contains(&1), "{topic}");
+                }
+            })
+        })
+        .collect();
+    for i in 0..500u64 {
+        let p = pattern(Dialect::Amqp, &format!("keep.{}", i % 40));
+        m.insert(&p, 2 + i);
+        if i % 3 != 0 {
+            m.remove(&p, 2 + i);
+        } else {
+            oracle.insert(&p, 2 + i);
+        }
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    for i in 0..40 {
+        let topic = format!("keep.{i}");
+        assert_eq!(lookup(&*m, &topic), lookup(&oracle, &topic), "{topic}");
+    }
+}
+
+const WORDS: &[&str] = &["a", "b", "", "$s", "*", "#"];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 0..4).prop_map(|w| w.join("."))
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(String, u64),
+    Remove(usize),
+    Lookup(String),
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        3 => (text(), 0..3u64).prop_map(|(p, s)| Op::Insert(p, s)),
+        2 => (0..32usize).prop_map(Op::Remove),
+        4 => text().prop_map(Op::Lookup),
+    ];
+    prop::collection::vec(op, 1..80)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn simd_and_scalar_agree(
+        a in prop::collection::vec(any::<u64>(), 0..70),
+        b in prop::collection::vec(any::<u64>(), 0..70),
+        sparse in any::<bool>(),
+    ) {
+        let b: Vec<u64> = if sparse { b.iter().map(|w| w & (w >> 7) & (w >> 13)).collect() } else { b };
+        let mut x = a.clone();
+        let mut y = a.clone();
+        let any_x = simd::and_scalar(&mut x, &b);
+        let any_y = simd::and_simd(&mut y, &b);
+        prop_assert_eq!(&x, &y);
+        prop_assert_eq!(any_x, any_y);
+        let n = a.len().min(b.len());
+        prop_assert_eq!(any_x, x[..n].iter().any(|w| *w != 0));
+        let mut z = a.clone();
+        prop_assert_eq!(simd::and_into(&mut z, &b), any_x);
+        prop_assert_eq!(z, x);
+    }
+
+    /// Cached rows updated in place agree with the oracle after any interleaving, with a
+    /// table small enough that rows are also evicted and recompiled.
+    #[test]
+    fn incremental_rows_agree_with_naive(ops in ops(), capacity in 1..6usize) {
+        let config = Config::new(Dialect::Amqp);
+        let m = InvertedBitmapMatcher::with_capacity(config, capacity);
+        let oracle = NaiveMatcher::new(config);
+        let mut live: Vec<(Pattern, u64)> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Insert(text, s) => {
+                    let p = pattern(Dialect::Amqp, &text);
+                    if !live.contains(&(p.clone(), s)) {
+                        m.insert(&p, s);
+                        oracle.insert(&p, s);
+                        live.push((p, s));
+                    }
+                }
+                Op::Remove(i) => {
+                    if !live.is_empty() {
+                        let (p, s) = live.swap_remove(i % live.len());
+                        prop_assert!(m.remove(&p, s));
+                        prop_assert!(oracle.remove(&p, s));
+                    }
+                }
+                Op::Lookup(t) => {
+                    prop_assert_eq!(lookup(&m, &t), lookup(&oracle, &t), "{}", t);
+                    prop_assert_eq!(m.matches_any(&t).unwrap(), oracle.matches_any(&t).unwrap());
+                }
+            }
+            prop_assert!(m.cached_rows() <= capacity);
+        }
+    }
+}
