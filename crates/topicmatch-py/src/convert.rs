@@ -2,8 +2,8 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString};
-use topicmatch_core::{Dialect, Subscriber};
+use pyo3::types::{PyBool, PyInt, PyList, PyString};
+use topicmatch_core::{Dialect, Registry, Subscriber, SubscriberId};
 
 use crate::errors;
 
@@ -104,6 +104,21 @@ pub fn subscription_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
         )));
     }
     Ok(obj.extract::<u64>().ok())
+}
+
+/// The subscribers with these ids as a Python list, skipping any that has meanwhile left.
+pub fn subscriber_list<'py>(
+    py: Python<'py>,
+    registry: &Registry,
+    ids: &[SubscriberId],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for id in ids {
+        if let Some(s) = registry.get(*id) {
+            list.append(subscriber_to_py(py, s)?)?;
+        }
+    }
+    Ok(list)
 }
 
 /// A subscriber as a Python object.

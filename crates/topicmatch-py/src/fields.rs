@@ -22,15 +22,8 @@ impl PyFieldMatcher {
         py: Python<'py>,
         ids: &[SubscriberId],
     ) -> PyResult<Bound<'py, PyList>> {
-        self.matcher.with_registry(|registry| {
-            let list = PyList::empty(py);
-            for id in ids {
-                if let Some(s) = registry.get(*id) {
-                    list.append(convert::subscriber_to_py(py, s)?)?;
-                }
-            }
-            Ok(list)
-        })
+        self.matcher
+            .with_registry(|registry| convert::subscriber_list(py, registry, ids))
     }
 }
 
