@@ -87,6 +87,15 @@ impl Engine {
     /// Subscribes `subscriber` to `pattern`; the same pair again returns the same id.
     /// On error nothing changes.
     pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
+        self.with_next_id(|table, id| self.insert_locked(table, pattern, subscriber, id))
+    }
+
+    /// Runs `insert` under the table lock with the next free id, and moves past that id if
+    /// `insert` used it (an existing pair returns its own id instead).
+    fn with_next_id(
+        &self,
+        insert: impl FnOnce(&mut Table, SubscriptionId) -> Result<SubscriptionId>,
+    ) -> Result<SubscriptionId> {
         let mut table = self.table.lock();
         let id = self.next_id.load(Ordering::Relaxed);
         if id == SubscriptionId::MAX {
@@ -95,11 +104,24 @@ impl Engine {
                 "subscription ids are exhausted".into(),
             ));
         }
-        let id = self.insert_locked(&mut table, pattern, subscriber, id)?;
+        let id = insert(&mut table, id)?;
         if id == self.next_id.load(Ordering::Relaxed) {
             self.next_id.store(id + 1, Ordering::Relaxed);
         }
         Ok(id)
+    }
+
+    /// Refuses a new subscription once `max_subscriptions` are held.
+    fn check_capacity(&self, table: &Table) -> Result<()> {
+        let max = self.config.limits.max_subscriptions;
+        if table.by_id.len() >= max {
+            return Err(Error::limit(
+                Limit::Subscriptions,
+                max,
+                table.by_id.len() + 1,
+            ));
+        }
+        Ok(())
     }
 
     /// Inserts under the table lock, using `id` if the pair is new; returns the pair's id.
@@ -116,14 +138,7 @@ impl Engine {
                 return Ok(existing);
             }
         }
-        let max = self.config.limits.max_subscriptions;
-        if table.by_id.len() >= max {
-            return Err(Error::limit(
-                Limit::Subscriptions,
-                max,
-                table.by_id.len() + 1,
-            ));
-        }
+        self.check_capacity(table)?;
         let sub = self.registry.write().acquire(subscriber);
         self.matcher.insert(&parsed, sub);
         let text: Arc<str> = Arc::from(pattern);
@@ -140,14 +155,10 @@ impl Engine {
         subscriber: &Subscriber,
         filter: &Filter,
     ) -> Result<SubscriptionId> {
-        let mut table = self.table.lock();
-        let id = self.next_id.load(Ordering::Relaxed);
         let filter = Arc::new(filter.clone());
-        let id = self.insert_filtered_locked(&mut table, pattern, subscriber, filter, id)?;
-        if id == self.next_id.load(Ordering::Relaxed) {
-            self.next_id.store(id + 1, Ordering::Relaxed);
-        }
-        Ok(id)
+        self.with_next_id(|table, id| {
+            self.insert_filtered_locked(table, pattern, subscriber, filter, id)
+        })
     }
 
     /// `insert_locked` for a filtered subscription: the algorithm holds it under a synthetic id.
@@ -166,14 +177,7 @@ impl Engine {
                 return Ok(existing);
             }
         }
-        let max = self.config.limits.max_subscriptions;
-        if table.by_id.len() >= max {
-            return Err(Error::limit(
-                Limit::Subscriptions,
-                max,
-                table.by_id.len() + 1,
-            ));
-        }
+        self.check_capacity(table)?;
         let sub = self.registry.write().acquire(subscriber);
         let synthetic = self.filters.insert(id, text.clone(), filter, sub);
         self.matcher.insert(&parsed, synthetic);

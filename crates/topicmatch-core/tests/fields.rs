@@ -404,3 +404,17 @@ fn where_respects_limits_and_pattern_errors() {
     ));
     assert_eq!(m.len(), 1);
 }
+
+#[test]
+fn where_subscriptions_refuse_an_exhausted_id_space() {
+    let limits = Limits::for_dialect(Dialect::Amqp);
+    for &algorithm in Algorithm::ALL {
+        let m = Engine::restore(Dialect::Amqp, algorithm, limits, &[], u64::MAX).unwrap();
+        let eur = filter(&[("currency", eq("EUR"))], Mode::All);
+        let err = m
+            .subscribe_where("forex.*", &s("eur-desk"), &eur)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert_eq!(m.len(), 0);
+    }
+}
