@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
-use crate::fields::filtered::FilterTable;
+use crate::fields::filtered::{is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
 use crate::matcher::{shrink_if_sparse, Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
@@ -221,6 +221,33 @@ impl Engine {
         let start = out.len();
         self.matcher.lookup_into(topic, out)?;
         self.filters.resolve_tail(out, start, fields);
+        Ok(())
+    }
+
+    /// Looks up many topics (messages without fields) through the algorithm's batch path; see
+    /// [`Matcher::lookup_batch_into`] for the layout of `out` and `ends`.
+    pub fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        let (out_start, ends_start) = (out.len(), ends.len());
+        if self.filters.is_empty() {
+            let result = self.matcher.lookup_batch_into(topics, out, ends);
+            // A filtered subscription added meanwhile shows up as a synthetic id: redo the batch
+            // the per-topic way, which resolves them.
+            if !out[out_start..].iter().any(|&id| is_synthetic(id)) {
+                return result;
+            }
+            out.truncate(out_start);
+            ends.truncate(ends_start);
+        }
+        let none = Message::new();
+        for topic in topics {
+            self.lookup_fields_into(topic, &none, out)?;
+            ends.push(out.len());
+        }
         Ok(())
     }
 

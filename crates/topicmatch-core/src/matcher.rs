@@ -65,6 +65,25 @@ pub trait Matcher: Send + Sync {
 
     /// Whether at least one pattern matches `topic` (filtering mode).
     fn matches_any(&self, topic: &str) -> Result<bool>;
+
+    /// Looks up every topic of `topics` in order: appends each one's distinct subscribers to
+    /// `out` (as [`lookup_into`](Matcher::lookup_into)) and then pushes `out.len()` to `ends`,
+    /// so topic `i`'s subscribers are `out[ends[i - 1]..ends[i]]`. On the first invalid topic it
+    /// returns that topic's error; what was pushed for earlier topics stays.
+    ///
+    /// Algorithms override it to pay per-lookup set-up (an epoch pin, a lock) once per batch.
+    fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        for topic in topics {
+            self.lookup_into(topic, out)?;
+            ends.push(out.len());
+        }
+        Ok(())
+    }
 }
 
 /// Sorts and removes duplicates from `out[start..]`: the shared tail step of algorithms whose

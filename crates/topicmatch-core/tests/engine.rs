@@ -185,3 +185,37 @@ fn many_hashes_stay_polynomial() {
         assert!(started.elapsed() < Duration::from_secs(2));
     }
 }
+
+/// `lookup_batch_into` gives each topic what `lookup_into` gives it, in order, in every
+/// algorithm; an invalid topic stops the batch with its error, keeping earlier topics.
+#[test]
+fn batch_lookup_equals_one_by_one() {
+    let patterns = ["a.*", "a.#", "#", "b.c", "*.c", "a.b.c"];
+    let topics = ["a.b", "b.c", "a", "x.y.z", "a.b.c", ""];
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        for (i, p) in (0_i64..).zip(patterns) {
+            m.subscribe(p, &Subscriber::Int(i)).unwrap();
+        }
+        let (mut out, mut ends) = (vec![7], vec![1]);
+        m.lookup_batch_into(&topics, &mut out, &mut ends).unwrap();
+        assert_eq!(ends.len(), topics.len() + 1);
+        for (i, topic) in topics.iter().enumerate() {
+            let mut one = Vec::new();
+            m.lookup_into(topic, &mut one).unwrap();
+            let mut got = out[ends[i]..ends[i + 1]].to_vec();
+            got.sort_unstable();
+            one.sort_unstable();
+            assert_eq!(got, one, "{algorithm:?} {topic}");
+        }
+
+        let m = engine(Dialect::Mqtt, algorithm);
+        m.subscribe("a/#", &Subscriber::Int(1)).unwrap();
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        let err = m
+            .lookup_batch_into(&["a/b", "a/+", "a"], &mut out, &mut ends)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidTopic { .. }), "{err:?}");
+        assert_eq!((out.len(), ends.clone()), (1, vec![1]));
+    }
+}

@@ -418,3 +418,20 @@ fn where_subscriptions_refuse_an_exhausted_id_space() {
         assert_eq!(m.len(), 0);
     }
 }
+
+/// The batch lookup resolves `where` subscriptions like the per-topic one (messages without
+/// fields: criteria needing a field fail, the plain subscription still counts).
+#[test]
+fn batch_lookup_resolves_where_subscriptions() {
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        let eur = filter(&[("currency", eq("EUR"))], Mode::All);
+        m.subscribe_where("forex.*", &s("eur-desk"), &eur).unwrap();
+        m.subscribe("forex.#", &s("all")).unwrap();
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        m.lookup_batch_into(&["forex.spot", "bonds"], &mut out, &mut ends)
+            .unwrap();
+        assert_eq!(ends, vec![1, 1], "{algorithm:?}");
+        assert_eq!(m.resolve(&out), vec![s("all")]);
+    }
+}
