@@ -1,12 +1,18 @@
 //! The inverted index of criteria and the hit-counting lookup.
 //!
 //! Subscriptions occupy numbered slots (reused after removal). Each criterion is indexed where
-//! a message field finds it in one step: equality and `in` values under (field, value), presence
-//! under the field, comparisons in per-field sorted [`Thresholds`]. A lookup gathers the posting
-//! lists the message's fields hit and counts, per slot, how many criteria were met (the
-//! counting algorithm of Yan and Garcia-Molina): only slots with a hit are touched, and a slot
-//! matches when its count reaches its threshold. Lists are grouped by the fewest fields a
-//! subscription needs ([`Grouped`]), so groups beyond the number of fields that hit are skipped.
+//! a message field finds it in one step ([`FieldIndex`]): equality and `in` values under
+//! (field, value), presence under the field, comparisons in per-field sorted thresholds. A
+//! lookup gathers the posting lists the message's fields hit and counts, per slot, how many
+//! criteria were met (the counting algorithm of Yan and Garcia-Molina): only slots with a hit
+//! are touched, and a slot matches when its count reaches its threshold. Lists are grouped by
+//! the fewest fields a subscription needs (k-index), so groups beyond the number of fields that
+//! hit are skipped.
+//!
+//! "All" subscriptions are not counted but pivoted ([`crate::fields::pivot`]): only their most
+//! selective criterion leads a lookup to them, and the lookup verifies the others directly.
+//! Counting is left to "any" and "at least k" subscriptions, for which one met criterion does
+//! not decide, and to lookups of hit counts.
 //!
 //! When the lists to count are long compared with the number of slots, counting switches to a
 //! dense pass: plain increments without tracking touched slots, then one linear sweep comparing
@@ -17,9 +23,11 @@ use std::cell::RefCell;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::fields::criteria::{Comparison, Criterion, Filter};
+use crate::fields::criteria::Filter;
+use crate::fields::field::{FieldId, FieldIndex, COMPARISONS};
 use crate::fields::message::Message;
-use crate::fields::postings::{remove_slot, Grouped, Slot, Thresholds};
+use crate::fields::pivot::{verify, Rest, ABSENT, PIVOT, REST};
+use crate::fields::postings::Slot;
 use crate::fields::value::Value;
 
 /// Threshold of a free slot: no count reaches it.
@@ -32,32 +40,13 @@ type Count = u16;
 /// Counting switches to the dense pass when the hits to count exceed `slots / DENSE_RATIO`.
 const DENSE_RATIO: usize = 2;
 
-const COMPARISONS: [Comparison; 4] = [
-    Comparison::Lt,
-    Comparison::Le,
-    Comparison::Gt,
-    Comparison::Ge,
-];
-
-#[derive(Debug, Default)]
-struct FieldIndex {
-    present: Grouped<Vec<Slot>>,
-    eq: FxHashMap<Value, Grouped<Vec<Slot>>>,
-    /// Indexed like [`COMPARISONS`].
-    cmp: [Grouped<Thresholds>; 4],
-    /// Criteria naming this field; the entry goes when none is left.
-    criteria: usize,
-}
-
-fn cmp_index(op: Comparison) -> usize {
-    COMPARISONS.iter().position(|&c| c == op).expect("listed")
-}
-
-/// Per-thread counters, all zero between lookups.
+/// Per-thread counters, all zero between lookups, and the table of where each field sits in
+/// the message, all [`ABSENT`] between lookups.
 #[derive(Default)]
 struct Scratch {
     counts: Vec<Count>,
     touched: Vec<Slot>,
+    at: Vec<u32>,
 }
 
 thread_local! {
@@ -77,10 +66,20 @@ pub enum Report {
 #[derive(Debug, Default)]
 pub struct Index {
     fields: FxHashMap<Box<str>, FieldIndex>,
+    /// Field ids handed out so far, and those free again.
+    field_ids: FieldId,
+    free_field_ids: Vec<FieldId>,
     /// Threshold per slot ([`FREE`] for a free slot).
     need: Vec<Count>,
+    /// Per slot: which criterion is the pivot of a pivoted subscription ([`NOT_PIVOTED`]
+    /// otherwise), and its other criteria.
+    pivot: Vec<u32>,
+    rest: Vec<Rest>,
     free: Vec<Slot>,
 }
+
+/// [`Index::pivot`] of a counted subscription.
+const NOT_PIVOTED: u32 = u32::MAX;
 
 impl Index {
     /// Indexes `filter` in a free slot and returns the slot.
@@ -91,75 +90,121 @@ impl Index {
             slot
         } else {
             self.need.push(need);
+            self.pivot.push(NOT_PIVOTED);
+            self.rest.push(Rest::default());
             Slot::try_from(self.need.len() - 1).expect("at most 2^32 subscriptions")
         };
+        let pivot = self.choose_pivot(filter);
         let group = group_of(filter);
-        for (field, criterion) in filter.criteria() {
-            let fi = self.fields.entry(field.clone()).or_default();
-            fi.criteria += 1;
-            match criterion {
-                Criterion::Present => fi.present.entry(group).push(slot),
-                Criterion::Eq(v) => fi.eq.entry(v.clone()).or_default().entry(group).push(slot),
-                Criterion::In(vs) => {
-                    for v in vs {
-                        fi.eq.entry(v.clone()).or_default().entry(group).push(slot);
-                    }
+        let mut rest = Vec::new();
+        for (i, (field, criterion)) in (0..).zip(filter.criteria()) {
+            let fi = match self.fields.get_mut(&**field) {
+                Some(fi) => fi,
+                None => {
+                    let id = self.free_field_ids.pop().unwrap_or_else(|| {
+                        self.field_ids += 1;
+                        self.field_ids - 1
+                    });
+                    self.fields.entry(field.clone()).or_insert(FieldIndex::new(id))
                 }
+            };
+            let g = match pivot {
+                NOT_PIVOTED => group,
+                p if p == i => PIVOT,
                 _ => {
-                    let (op, t) = criterion.comparison().expect("validated as numeric");
-                    fi.cmp[cmp_index(op)].entry(group).insert(t, slot);
+                    rest.push((fi.id, criterion.clone()));
+                    REST
                 }
+            };
+            fi.post(criterion, g, slot);
+        }
+        self.pivot[slot as usize] = pivot;
+        self.rest[slot as usize] = rest.into_boxed_slice();
+        slot
+    }
+
+    /// The criterion to pivot `filter` on, or [`NOT_PIVOTED`] for a filter that is not
+    /// "all" (one met criterion does not tell whether it reaches its threshold).
+    fn choose_pivot(&self, filter: &Filter) -> u32 {
+        if filter.threshold() < filter.criteria().len() {
+            return NOT_PIVOTED;
+        }
+        let estimate = |(field, c): &(Box<str>, _)| {
+            self.fields
+                .get(&**field)
+                .map_or(1.0, |fi: &FieldIndex| fi.selectivity(c))
+        };
+        let mut best = (0, f64::INFINITY);
+        for (i, fc) in (0..).zip(filter.criteria()) {
+            let e = estimate(fc);
+            if e < best.1 {
+                best = (i, e);
             }
         }
-        slot
+        best.0
     }
 
     /// Removes `filter`, indexed in `slot`, and frees the slot.
     pub fn remove(&mut self, slot: Slot, filter: &Filter) {
+        let pivot = self.pivot[slot as usize];
         let group = group_of(filter);
-        for (field, criterion) in filter.criteria() {
+        for (i, (field, criterion)) in (0..).zip(filter.criteria()) {
             let fi = self.fields.get_mut(&**field).expect("indexed field");
-            let mut drop_value = |v: &Value| {
-                let lists = fi.eq.get_mut(v).expect("indexed value");
-                let removed = lists.update(group, |l| remove_slot(l, slot));
-                debug_assert!(removed, "slot was indexed under its value");
-                if lists.is_empty() {
-                    fi.eq.remove(v);
-                }
+            let g = match pivot {
+                NOT_PIVOTED => group,
+                p if p == i => PIVOT,
+                _ => REST,
             };
-            match criterion {
-                Criterion::Present => {
-                    let removed = fi.present.update(group, |l| remove_slot(l, slot));
-                    debug_assert!(removed, "slot was indexed as present");
-                }
-                Criterion::Eq(v) => drop_value(v),
-                Criterion::In(vs) => vs.iter().for_each(drop_value),
-                _ => {
-                    let (op, t) = criterion.comparison().expect("validated as numeric");
-                    let removed = fi.cmp[cmp_index(op)].update(group, |th| th.remove(t, slot));
-                    debug_assert!(removed, "slot was indexed with its threshold");
-                }
-            }
-            fi.criteria -= 1;
-            if fi.criteria == 0 {
+            if fi.unpost(criterion, g, slot) {
+                self.free_field_ids.push(fi.id);
                 self.fields.remove(&**field);
             }
         }
         self.need[slot as usize] = FREE;
+        self.pivot[slot as usize] = NOT_PIVOTED;
+        self.rest[slot as usize] = Rest::default();
         self.free.push(slot);
     }
 
     /// Counts the criteria `message` meets per slot and calls `visit(slot, count)` for each
-    /// slot `report` asks for, in no particular order.
+    /// slot `report` asks for, in no particular order. (A pivoted slot that matches is
+    /// verified rather than counted; its count is then its threshold: every criterion.)
     pub fn lookup(&self, message: &Message, report: Report, mut visit: impl FnMut(Slot, u32)) {
-        // Pass 1: the runs of slots each message field hits, with their group.
+        let mut scratch = SCRATCH
+            .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)))
+            .unwrap_or_default();
+        self.lookup_with(&mut scratch, message, report, &mut visit);
+        SCRATCH.with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                *s = scratch;
+            }
+        });
+    }
+
+    fn lookup_with(
+        &self,
+        scratch: &mut Scratch,
+        message: &Message,
+        report: Report,
+        visit: &mut impl FnMut(Slot, u32),
+    ) {
+        // Pass 1: the runs of slots each message field hits, with their group, and where
+        // each indexed field sits in the message.
         let mut runs: SmallVec<[(u32, &[Slot]); 32]> = SmallVec::new();
         let mut pending: SmallVec<[(u32, Slot); 16]> = SmallVec::new();
+        let mut values: SmallVec<[Option<&Value>; 16]> = SmallVec::new();
+        let mut ids: SmallVec<[FieldId; 16]> = SmallVec::new();
         let mut live_fields = 0u32;
+        if scratch.at.len() < self.field_ids as usize {
+            scratch.at.resize(self.field_ids as usize, ABSENT);
+        }
         for (name, value) in message.iter() {
             let Some(fi) = self.fields.get(name) else {
                 continue;
             };
+            scratch.at[fi.id as usize] = u32::try_from(values.len()).expect("few fields");
+            values.push(value);
+            ids.push(fi.id);
             let before = (runs.len(), pending.len());
             runs.extend(fi.present.iter().map(|(g, l)| (g, l.as_slice())));
             if let Some(v) = value {
@@ -180,39 +225,43 @@ impl Index {
                 runs[before.0..].iter().any(|(_, r)| !r.is_empty()) || pending.len() > before.1;
             live_fields += u32::from(hit);
         }
-        // k-index pruning: a slot needing more fields than hit anything cannot match.
+        // k-index pruning: a slot needing more fields than hit anything cannot match. The
+        // pivoted groups are above any number of fields: matches verify them instead.
         let max_group = match report {
             Report::Matches => live_fields,
             Report::Hits => u32::MAX,
         };
-        let total: usize = runs.iter().map(|(_, r)| r.len()).sum::<usize>() + pending.len();
+        if report == Report::Matches {
+            let pivots = runs.iter().filter(|(g, _)| *g == PIVOT).map(|(_, r)| *r);
+            let singles = pending.iter().filter(|(g, _)| *g == PIVOT).map(|(_, s)| s);
+            for &s in pivots.flatten().chain(singles) {
+                if verify(&self.rest[s as usize], &scratch.at, &values) {
+                    visit(s, u32::from(self.need[s as usize]));
+                }
+            }
+        }
+        for id in ids {
+            scratch.at[id as usize] = ABSENT;
+        }
+        runs.retain(|(g, _)| *g <= max_group);
+        pending.retain(|(g, _)| *g <= max_group);
+        let singles: SmallVec<[Slot; 16]> = pending.iter().map(|(_, s)| *s).collect();
+        let total: usize = runs.iter().map(|(_, r)| r.len()).sum::<usize>() + singles.len();
         if total == 0 {
             return;
         }
-        let mut scratch = SCRATCH
-            .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)))
-            .unwrap_or_default();
         if scratch.counts.len() < self.need.len() {
             scratch.counts.resize(self.need.len(), 0);
         }
-        let dense = total * DENSE_RATIO > self.need.len();
         let counts = &mut scratch.counts[..self.need.len()];
-        let selected = runs
-            .iter()
-            .filter(|(g, _)| *g <= max_group)
-            .map(|(_, r)| *r);
-        let singles: SmallVec<[Slot; 16]> = pending
-            .iter()
-            .filter(|(g, _)| *g <= max_group)
-            .map(|(_, s)| *s)
-            .collect();
-        if dense {
+        let selected = runs.iter().map(|(_, r)| *r);
+        if total * DENSE_RATIO > self.need.len() {
             for run in selected.chain(std::iter::once(singles.as_slice())) {
                 for &s in run {
                     counts[s as usize] += 1;
                 }
             }
-            sweep(counts, &self.need, report, &mut visit);
+            sweep(counts, &self.need, report, visit);
             counts.fill(0);
         } else {
             let touched = &mut scratch.touched;
@@ -237,11 +286,6 @@ impl Index {
             }
             touched.clear();
         }
-        SCRATCH.with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                *s = scratch;
-            }
-        });
     }
 
     /// How many slots exist, free or not.

@@ -23,10 +23,12 @@
 //! ```
 
 mod criteria;
+mod field;
 pub(crate) mod filtered;
 mod index;
 mod matcher;
 mod message;
+mod pivot;
 mod postings;
 mod value;
 

@@ -72,17 +72,6 @@ impl<T: Group> Grouped<T> {
     }
 }
 
-/// Removes one occurrence of `slot` from `list`; order does not matter.
-pub fn remove_slot(list: &mut Vec<Slot>, slot: Slot) -> bool {
-    match list.iter().position(|&s| s == slot) {
-        Some(at) => {
-            list.swap_remove(at);
-            true
-        }
-        None => false,
-    }
-}
-
 /// Thresholds of one comparison on one field, sorted so that a binary search finds the slots
 /// a value satisfies as one contiguous run: `x > t` holds for a prefix of ascending `t`,
 /// `x < t` for a suffix.

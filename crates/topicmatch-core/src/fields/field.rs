@@ -1,0 +1,154 @@
+//! The index of one field: its presence, equality and comparison postings, and the estimate
+//! of how often a message meets a criterion on it, which picks a pivoted subscription's pivot.
+
+use rustc_hash::FxHashMap;
+
+use crate::fields::criteria::{Comparison, Criterion};
+use crate::fields::postings::{Grouped, Slot, Thresholds};
+use crate::fields::value::Value;
+
+/// The four comparisons, in the order [`FieldIndex::cmp`] holds their thresholds.
+pub const COMPARISONS: [Comparison; 4] = [
+    Comparison::Lt,
+    Comparison::Le,
+    Comparison::Gt,
+    Comparison::Ge,
+];
+
+/// Above this many distinct values a comparison's estimate is a flat guess rather than a
+/// pass over the values (which would make subscribing cost as much as the field has values).
+const HISTOGRAM_MAX: usize = 256;
+
+/// What a comparison is guessed to pass without a histogram.
+const CMP_GUESS: f64 = 0.5;
+
+/// Presence estimates above every other criterion: it is met whenever the field is there.
+const PRESENT: f64 = 1.5;
+
+/// A dense number for a field, reused after the field goes.
+pub type FieldId = u32;
+
+/// Postings of the criteria on one field.
+#[derive(Debug)]
+pub struct FieldIndex {
+    /// Dense id (for the per-lookup table of where each field sits in the message).
+    pub id: FieldId,
+    /// Slots asking for the field's presence.
+    pub present: Grouped<Vec<Slot>>,
+    /// Slots asking for each value (equality and `in` criteria).
+    pub eq: FxHashMap<Value, Grouped<Vec<Slot>>>,
+    /// Thresholds, indexed like [`COMPARISONS`].
+    pub cmp: [Grouped<Thresholds>; 4],
+    /// Criteria naming this field; the entry goes when none is left.
+    pub criteria: usize,
+    /// Postings under all values of `eq` together.
+    pub eq_postings: usize,
+}
+
+impl FieldIndex {
+    /// An empty index with id `id`.
+    pub fn new(id: FieldId) -> Self {
+        FieldIndex {
+            id,
+            present: Grouped::default(),
+            eq: FxHashMap::default(),
+            cmp: Default::default(),
+            criteria: 0,
+            eq_postings: 0,
+        }
+    }
+
+    /// Posts `slot` for `criterion` in `group`.
+    pub fn post(&mut self, criterion: &Criterion, group: u32, slot: Slot) {
+        self.criteria += 1;
+        match criterion {
+            Criterion::Present => self.present.entry(group).push(slot),
+            Criterion::Eq(v) => self.post_value(v, group, slot),
+            Criterion::In(vs) => vs.iter().for_each(|v| self.post_value(v, group, slot)),
+            _ => {
+                let (op, t) = criterion.comparison().expect("validated as numeric");
+                self.cmp[cmp_index(op)].entry(group).insert(t, slot);
+            }
+        }
+    }
+
+    fn post_value(&mut self, v: &Value, group: u32, slot: Slot) {
+        self.eq.entry(v.clone()).or_default().entry(group).push(slot);
+        self.eq_postings += 1;
+    }
+
+    /// Removes what [`post`](Self::post) added; returns whether the field has no criteria left.
+    pub fn unpost(&mut self, criterion: &Criterion, group: u32, slot: Slot) -> bool {
+        match criterion {
+            Criterion::Present => {
+                let removed = self.present.update(group, |l| remove_slot(l, slot));
+                debug_assert!(removed, "slot was indexed as present");
+            }
+            Criterion::Eq(v) => self.unpost_value(v, group, slot),
+            Criterion::In(vs) => vs.iter().for_each(|v| self.unpost_value(v, group, slot)),
+            _ => {
+                let (op, t) = criterion.comparison().expect("validated as numeric");
+                let removed = self.cmp[cmp_index(op)].update(group, |th| th.remove(t, slot));
+                debug_assert!(removed, "slot was indexed with its threshold");
+            }
+        }
+        self.criteria -= 1;
+        self.criteria == 0
+    }
+
+    fn unpost_value(&mut self, v: &Value, group: u32, slot: Slot) {
+        let lists = self.eq.get_mut(v).expect("indexed value");
+        let removed = lists.update(group, |l| remove_slot(l, slot));
+        debug_assert!(removed, "slot was indexed under its value");
+        if lists.is_empty() {
+            self.eq.remove(v);
+        }
+        self.eq_postings -= 1;
+    }
+
+    /// How often a message carrying this field is guessed to meet `criterion`, from the values
+    /// the subscriptions already indexed ask for: they are drawn from the same world as the
+    /// messages, so a value many subscriptions name is a value many messages carry. Smaller
+    /// is more selective; presence ranks last.
+    #[allow(clippy::cast_precision_loss)]
+    pub fn selectivity(&self, criterion: &Criterion) -> f64 {
+        let total = (self.eq_postings + 1) as f64;
+        let share = |v: &Value| (self.eq.get(v).map_or(0, postings) + 1) as f64 / total;
+        match criterion {
+            Criterion::Present => PRESENT,
+            Criterion::Eq(v) => share(v),
+            Criterion::In(vs) => vs.iter().map(share).sum::<f64>().min(1.0),
+            _ if self.eq.len() > HISTOGRAM_MAX || self.eq_postings == 0 => CMP_GUESS,
+            _ => {
+                let (op, t) = criterion.comparison().expect("validated as numeric");
+                let passing: usize = self
+                    .eq
+                    .iter()
+                    .filter(|(v, _)| v.number().is_some_and(|x| op.holds(x, t)))
+                    .map(|(_, lists)| postings(lists))
+                    .sum();
+                (passing + 1) as f64 / total
+            }
+        }
+    }
+}
+
+fn postings(lists: &Grouped<Vec<Slot>>) -> usize {
+    lists.iter().map(|(_, l)| l.len()).sum()
+}
+
+/// Where `op`'s thresholds sit in [`FieldIndex::cmp`].
+pub fn cmp_index(op: Comparison) -> usize {
+    COMPARISONS.iter().position(|&c| c == op).expect("listed")
+}
+
+/// Removes one occurrence of `slot` from `list`; order does not matter.
+fn remove_slot(list: &mut Vec<Slot>, slot: Slot) -> bool {
+    match list.iter().position(|&s| s == slot) {
+        Some(at) => {
+            list.swap_remove(at);
+            true
+        }
+        None => false,
+    }
+}
