@@ -28,6 +28,45 @@ const PRESENT: f64 = 1.5;
 /// A dense number for a field, reused after the field goes.
 pub type FieldId = u32;
 
+/// A number for one (field, value) that some criterion names, reused after the last goes.
+pub type ValueId = u32;
+
+/// Hands out dense ids and takes them back.
+#[derive(Debug, Default)]
+pub struct Ids {
+    next: u32,
+    free: Vec<u32>,
+}
+
+impl Ids {
+    /// A free id.
+    pub fn take(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.next += 1;
+            self.next - 1
+        })
+    }
+
+    /// Gives `id` back.
+    pub fn give(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// One more than the highest id handed out.
+    pub fn end(&self) -> u32 {
+        self.next
+    }
+}
+
+/// The slots asking for one value of a field, and the value's id.
+#[derive(Debug)]
+pub struct ValueEntry {
+    /// Its id, for checking a pivoted subscription's criteria without comparing values.
+    pub id: ValueId,
+    /// The slots, by group.
+    pub lists: Grouped<Vec<Slot>>,
+}
+
 /// Postings of the criteria on one field.
 #[derive(Debug)]
 pub struct FieldIndex {
@@ -36,7 +75,7 @@ pub struct FieldIndex {
     /// Slots asking for the field's presence.
     pub present: Grouped<Vec<Slot>>,
     /// Slots asking for each value (equality and `in` criteria).
-    pub eq: FxHashMap<Value, Grouped<Vec<Slot>>>,
+    pub eq: FxHashMap<Value, ValueEntry>,
     /// Thresholds, indexed like [`COMPARISONS`].
     pub cmp: [Grouped<Thresholds>; 4],
     /// Criteria naming this field; the entry goes when none is left.
@@ -59,12 +98,12 @@ impl FieldIndex {
     }
 
     /// Posts `slot` for `criterion` in `group`.
-    pub fn post(&mut self, criterion: &Criterion, group: u32, slot: Slot) {
+    pub fn post(&mut self, criterion: &Criterion, group: u32, slot: Slot, ids: &mut Ids) {
         self.criteria += 1;
         match criterion {
             Criterion::Present => self.present.entry(group).push(slot),
-            Criterion::Eq(v) => self.post_value(v, group, slot),
-            Criterion::In(vs) => vs.iter().for_each(|v| self.post_value(v, group, slot)),
+            Criterion::Eq(v) => self.post_value(v, group, slot, ids),
+            Criterion::In(vs) => vs.iter().for_each(|v| self.post_value(v, group, slot, ids)),
             _ => {
                 let (op, t) = criterion.comparison().expect("validated as numeric");
                 self.cmp[cmp_index(op)].entry(group).insert(t, slot);
@@ -72,20 +111,24 @@ impl FieldIndex {
         }
     }
 
-    fn post_value(&mut self, v: &Value, group: u32, slot: Slot) {
-        self.eq.entry(v.clone()).or_default().entry(group).push(slot);
+    fn post_value(&mut self, v: &Value, group: u32, slot: Slot, ids: &mut Ids) {
+        let entry = self.eq.entry(v.clone()).or_insert_with(|| ValueEntry {
+            id: ids.take(),
+            lists: Grouped::default(),
+        });
+        entry.lists.entry(group).push(slot);
         self.eq_postings += 1;
     }
 
     /// Removes what [`post`](Self::post) added; returns whether the field has no criteria left.
-    pub fn unpost(&mut self, criterion: &Criterion, group: u32, slot: Slot) -> bool {
+    pub fn unpost(&mut self, criterion: &Criterion, group: u32, slot: Slot, ids: &mut Ids) -> bool {
         match criterion {
             Criterion::Present => {
                 let removed = self.present.update(group, |l| remove_slot(l, slot));
                 debug_assert!(removed, "slot was indexed as present");
             }
-            Criterion::Eq(v) => self.unpost_value(v, group, slot),
-            Criterion::In(vs) => vs.iter().for_each(|v| self.unpost_value(v, group, slot)),
+            Criterion::Eq(v) => self.unpost_value(v, group, slot, ids),
+            Criterion::In(vs) => vs.iter().for_each(|v| self.unpost_value(v, group, slot, ids)),
             _ => {
                 let (op, t) = criterion.comparison().expect("validated as numeric");
                 let removed = self.cmp[cmp_index(op)].update(group, |th| th.remove(t, slot));
@@ -96,11 +139,12 @@ impl FieldIndex {
         self.criteria == 0
     }
 
-    fn unpost_value(&mut self, v: &Value, group: u32, slot: Slot) {
-        let lists = self.eq.get_mut(v).expect("indexed value");
-        let removed = lists.update(group, |l| remove_slot(l, slot));
+    fn unpost_value(&mut self, v: &Value, group: u32, slot: Slot, ids: &mut Ids) {
+        let entry = self.eq.get_mut(v).expect("indexed value");
+        let removed = entry.lists.update(group, |l| remove_slot(l, slot));
         debug_assert!(removed, "slot was indexed under its value");
-        if lists.is_empty() {
+        if entry.lists.is_empty() {
+            ids.give(entry.id);
             self.eq.remove(v);
         }
         self.eq_postings -= 1;
@@ -113,7 +157,7 @@ impl FieldIndex {
     #[allow(clippy::cast_precision_loss)]
     pub fn selectivity(&self, criterion: &Criterion) -> f64 {
         let total = (self.eq_postings + 1) as f64;
-        let share = |v: &Value| (self.eq.get(v).map_or(0, postings) + 1) as f64 / total;
+        let share = |v: &Value| (self.eq.get(v).map_or(0, |e| postings(&e.lists)) + 1) as f64 / total;
         match criterion {
             Criterion::Present => PRESENT,
             Criterion::Eq(v) => share(v),
@@ -125,7 +169,7 @@ impl FieldIndex {
                     .eq
                     .iter()
                     .filter(|(v, _)| v.number().is_some_and(|x| op.holds(x, t)))
-                    .map(|(_, lists)| postings(lists))
+                    .map(|(_, e)| postings(&e.lists))
                     .sum();
                 (passing + 1) as f64 / total
             }

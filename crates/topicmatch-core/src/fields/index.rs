@@ -24,11 +24,10 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::fields::criteria::Filter;
-use crate::fields::field::{FieldId, FieldIndex, COMPARISONS};
+use crate::fields::field::{FieldId, FieldIndex, Ids, COMPARISONS};
 use crate::fields::message::Message;
-use crate::fields::pivot::{verify, Rest, ABSENT, PIVOT, REST};
+use crate::fields::pivot::{Checks, Seen, PIVOT, REST};
 use crate::fields::postings::Slot;
-use crate::fields::value::Value;
 
 /// Threshold of a free slot: no count reaches it.
 const FREE: Count = Count::MAX;
@@ -40,13 +39,13 @@ type Count = u16;
 /// Counting switches to the dense pass when the hits to count exceed `slots / DENSE_RATIO`.
 const DENSE_RATIO: usize = 2;
 
-/// Per-thread counters, all zero between lookups, and the table of where each field sits in
-/// the message, all [`ABSENT`] between lookups.
+/// Per-thread counters, all zero between lookups, and what the message holds by field id,
+/// all [`Seen::ABSENT`] between lookups.
 #[derive(Default)]
 struct Scratch {
     counts: Vec<Count>,
     touched: Vec<Slot>,
-    at: Vec<u32>,
+    seen: Vec<Seen>,
 }
 
 thread_local! {
@@ -66,15 +65,15 @@ pub enum Report {
 #[derive(Debug, Default)]
 pub struct Index {
     fields: FxHashMap<Box<str>, FieldIndex>,
-    /// Field ids handed out so far, and those free again.
-    field_ids: FieldId,
-    free_field_ids: Vec<FieldId>,
+    field_ids: Ids,
+    value_ids: Ids,
     /// Threshold per slot ([`FREE`] for a free slot).
     need: Vec<Count>,
     /// Per slot: which criterion is the pivot of a pivoted subscription ([`NOT_PIVOTED`]
-    /// otherwise), and its other criteria.
+    /// otherwise).
     pivot: Vec<u32>,
-    rest: Vec<Rest>,
+    /// The criteria other than the pivot of each pivoted slot.
+    checks: Checks,
     free: Vec<Slot>,
 }
 
@@ -91,35 +90,33 @@ impl Index {
         } else {
             self.need.push(need);
             self.pivot.push(NOT_PIVOTED);
-            self.rest.push(Rest::default());
             Slot::try_from(self.need.len() - 1).expect("at most 2^32 subscriptions")
         };
         let pivot = self.choose_pivot(filter);
         let group = group_of(filter);
-        let mut rest = Vec::new();
+        let mut checks = Vec::new();
         for (i, (field, criterion)) in (0..).zip(filter.criteria()) {
             let fi = match self.fields.get_mut(&**field) {
                 Some(fi) => fi,
                 None => {
-                    let id = self.free_field_ids.pop().unwrap_or_else(|| {
-                        self.field_ids += 1;
-                        self.field_ids - 1
-                    });
+                    let id = self.field_ids.take();
                     self.fields.entry(field.clone()).or_insert(FieldIndex::new(id))
                 }
             };
             let g = match pivot {
                 NOT_PIVOTED => group,
                 p if p == i => PIVOT,
-                _ => {
-                    rest.push((fi.id, criterion.clone()));
-                    REST
-                }
+                _ => REST,
             };
-            fi.post(criterion, g, slot);
+            fi.post(criterion, g, slot, &mut self.value_ids);
+            if g == REST {
+                Checks::of(fi, criterion, &mut checks);
+            }
         }
         self.pivot[slot as usize] = pivot;
-        self.rest[slot as usize] = rest.into_boxed_slice();
+        if pivot != NOT_PIVOTED {
+            self.checks.set(slot, &checks);
+        }
         slot
     }
 
@@ -155,14 +152,14 @@ impl Index {
                 p if p == i => PIVOT,
                 _ => REST,
             };
-            if fi.unpost(criterion, g, slot) {
-                self.free_field_ids.push(fi.id);
+            if fi.unpost(criterion, g, slot, &mut self.value_ids) {
+                self.field_ids.give(fi.id);
                 self.fields.remove(&**field);
             }
         }
         self.need[slot as usize] = FREE;
         self.pivot[slot as usize] = NOT_PIVOTED;
-        self.rest[slot as usize] = Rest::default();
+        self.checks.clear(slot);
         self.free.push(slot);
     }
 
@@ -188,32 +185,33 @@ impl Index {
         report: Report,
         visit: &mut impl FnMut(Slot, u32),
     ) {
-        // Pass 1: the runs of slots each message field hits, with their group, and where
-        // each indexed field sits in the message.
+        // Pass 1: the runs of slots each message field hits, with their group, and what the
+        // message holds by field id. Matches never count the pivoted groups: they verify the
+        // slots `PIVOT` gives and ignore `REST`.
         let mut runs: SmallVec<[(u32, &[Slot]); 32]> = SmallVec::new();
         let mut pending: SmallVec<[(u32, Slot); 16]> = SmallVec::new();
-        let mut values: SmallVec<[Option<&Value>; 16]> = SmallVec::new();
         let mut ids: SmallVec<[FieldId; 16]> = SmallVec::new();
         let mut live_fields = 0u32;
-        if scratch.at.len() < self.field_ids as usize {
-            scratch.at.resize(self.field_ids as usize, ABSENT);
+        let wanted = |g: u32| report == Report::Hits || g != REST;
+        if scratch.seen.len() < self.field_ids.end() as usize {
+            scratch.seen.resize(self.field_ids.end() as usize, Seen::ABSENT);
         }
         for (name, value) in message.iter() {
             let Some(fi) = self.fields.get(name) else {
                 continue;
             };
-            scratch.at[fi.id as usize] = u32::try_from(values.len()).expect("few fields");
-            values.push(value);
             ids.push(fi.id);
             let before = (runs.len(), pending.len());
             runs.extend(fi.present.iter().map(|(g, l)| (g, l.as_slice())));
+            let mut value_id = None;
             if let Some(v) = value {
-                if let Some(lists) = fi.eq.get(v) {
-                    runs.extend(lists.iter().map(|(g, l)| (g, l.as_slice())));
+                if let Some(entry) = fi.eq.get(v) {
+                    value_id = Some(entry.id);
+                    runs.extend(entry.lists.iter().map(|(g, l)| (g, l.as_slice())));
                 }
                 if let Some(x) = v.number() {
                     for (i, &op) in COMPARISONS.iter().enumerate() {
-                        for (g, th) in fi.cmp[i].iter() {
+                        for (g, th) in fi.cmp[i].iter().filter(|(g, _)| wanted(*g)) {
                             let (run, more) = th.satisfied(op, x);
                             runs.push((g, run));
                             pending.extend(more.map(|s| (g, s)));
@@ -221,8 +219,12 @@ impl Index {
                     }
                 }
             }
-            let hit =
-                runs[before.0..].iter().any(|(_, r)| !r.is_empty()) || pending.len() > before.1;
+            scratch.seen[fi.id as usize] = Seen::new(value, value_id);
+            let counted = |g: u32| g < REST;
+            let hit = runs[before.0..]
+                .iter()
+                .any(|(g, r)| counted(*g) && !r.is_empty())
+                || pending[before.1..].iter().any(|(g, _)| counted(*g));
             live_fields += u32::from(hit);
         }
         // k-index pruning: a slot needing more fields than hit anything cannot match. The
@@ -235,13 +237,13 @@ impl Index {
             let pivots = runs.iter().filter(|(g, _)| *g == PIVOT).map(|(_, r)| *r);
             let singles = pending.iter().filter(|(g, _)| *g == PIVOT).map(|(_, s)| s);
             for &s in pivots.flatten().chain(singles) {
-                if verify(&self.rest[s as usize], &scratch.at, &values) {
+                if self.checks.verify(s, &scratch.seen) {
                     visit(s, u32::from(self.need[s as usize]));
                 }
             }
         }
         for id in ids {
-            scratch.at[id as usize] = ABSENT;
+            scratch.seen[id as usize] = Seen::ABSENT;
         }
         runs.retain(|(g, _)| *g <= max_group);
         pending.retain(|(g, _)| *g <= max_group);

@@ -8,10 +8,15 @@
 //! lookup of matches skips both groups when counting (they are above any number of message
 //! fields) and verifies each slot a `PIVOT` posting gives; a lookup of hit counts counts every
 //! group, so it still sees every criterion met.
+//!
+//! The other criteria are kept as [`Check`]s in one flat array ([`Checks`]), values replaced by
+//! their [`ValueId`]: verifying a candidate reads one short run of that array and compares
+//! integers, with no pointer to follow and no string to compare.
 
-use crate::fields::criteria::Criterion;
-use crate::fields::field::FieldId;
-use crate::fields::value::Value;
+use crate::fields::criteria::{Comparison, Criterion};
+use crate::fields::field::{FieldId, FieldIndex, ValueId};
+use crate::fields::postings::Slot;
+use crate::fields::value::{Number, Value};
 
 /// Group of a pivoted subscription's pivot criterion.
 pub const PIVOT: u32 = u32::MAX;
@@ -19,18 +24,138 @@ pub const PIVOT: u32 = u32::MAX;
 /// Group of a pivoted subscription's other criteria.
 pub const REST: u32 = u32::MAX - 1;
 
-/// In the per-lookup table of where each field sits in the message: the field is absent.
-pub const ABSENT: u32 = u32::MAX;
+/// The value id of a field that is absent or has a value no criterion names.
+const NO_VALUE: ValueId = ValueId::MAX;
 
-/// A pivoted subscription's criteria other than its pivot, by field id.
-pub type Rest = Box<[(FieldId, Criterion)]>;
+/// One criterion to verify, on a field given by id.
+#[derive(Debug, Clone, Copy)]
+pub enum Check {
+    /// The field is present.
+    Present(FieldId),
+    /// The field has the value with this id.
+    Eq(FieldId, ValueId),
+    /// The field has one of the values of the next `n` entries, each an [`Check::Of`].
+    In(FieldId, u32),
+    /// One value of an [`Check::In`].
+    Of(ValueId),
+    /// The field is a number comparing as asked with the threshold.
+    Cmp(FieldId, Comparison, Number),
+}
 
-/// Whether the message meets every criterion of `rest`: `at[field]` is where the field sits in
-/// `values` ([`ABSENT`] if the message lacks it), and `values` holds the message's values
-/// (`None` for a value of a kind no criterion can name).
-pub fn verify(rest: &[(FieldId, Criterion)], at: &[u32], values: &[Option<&Value>]) -> bool {
-    rest.iter().all(|(field, c)| match at[*field as usize] {
-        ABSENT => false,
-        i => c.met_by(values[i as usize]),
-    })
+/// What a lookup knows of one field of the message, by field id.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen {
+    present: bool,
+    value: ValueId,
+    number: Option<Number>,
+}
+
+impl Seen {
+    /// A field the message lacks.
+    pub const ABSENT: Seen = Seen {
+        present: false,
+        value: NO_VALUE,
+        number: None,
+    };
+
+    /// A field with `value` (`None` for a value of a kind no criterion names), whose id is
+    /// `id` if some criterion names it.
+    pub fn new(value: Option<&Value>, id: Option<ValueId>) -> Self {
+        Seen {
+            present: true,
+            value: id.unwrap_or(NO_VALUE),
+            number: value.and_then(Value::number),
+        }
+    }
+}
+
+/// The criteria to verify of every pivoted slot, in one flat array.
+#[derive(Debug, Default)]
+pub struct Checks {
+    checks: Vec<Check>,
+    /// Per slot: where its checks start in `checks`, and how many.
+    at: Vec<(u32, u32)>,
+    /// Entries of `checks` no slot refers to any more; compacted away when they are most.
+    dead: usize,
+}
+
+impl Checks {
+    /// Appends the checks of `criterion`, on the field `field` indexes, to `out`.
+    pub fn of(field: &FieldIndex, criterion: &Criterion, out: &mut Vec<Check>) {
+        let id = |v: &Value| field.eq.get(v).expect("a posted value").id;
+        let f = field.id;
+        match criterion {
+            Criterion::Present => out.push(Check::Present(f)),
+            Criterion::Eq(v) => out.push(Check::Eq(f, id(v))),
+            Criterion::In(vs) => {
+                out.push(Check::In(f, u32::try_from(vs.len()).expect("capped")));
+                out.extend(vs.iter().map(|v| Check::Of(id(v))));
+            }
+            _ => {
+                let (op, t) = criterion.comparison().expect("validated as numeric");
+                out.push(Check::Cmp(f, op, t));
+            }
+        }
+    }
+
+    /// Gives `slot`, which has none, the checks `checks`.
+    pub fn set(&mut self, slot: Slot, checks: &[Check]) {
+        let slot = slot as usize;
+        if self.at.len() <= slot {
+            self.at.resize(slot + 1, (0, 0));
+        }
+        debug_assert_eq!(self.at[slot].1, 0, "a slot's checks are cleared first");
+        if self.dead > 1024 && self.dead * 2 > self.checks.len() {
+            self.compact();
+        }
+        let start = u32::try_from(self.checks.len()).expect("at most 2^32 checks");
+        let len = u32::try_from(checks.len()).expect("at most 2^32 checks");
+        self.checks.extend_from_slice(checks);
+        self.at[slot] = (start, len);
+    }
+
+    /// Drops the checks of `slot`.
+    pub fn clear(&mut self, slot: Slot) {
+        if let Some(at) = self.at.get_mut(slot as usize) {
+            self.dead += at.1 as usize;
+            *at = (0, 0);
+        }
+    }
+
+    fn compact(&mut self) {
+        let mut checks = Vec::with_capacity(self.checks.len() - self.dead);
+        for at in &mut self.at {
+            let (start, len) = (at.0 as usize, at.1 as usize);
+            at.0 = u32::try_from(checks.len()).expect("fewer than before");
+            checks.extend_from_slice(&self.checks[start..start + len]);
+        }
+        self.checks = checks;
+        self.dead = 0;
+    }
+
+    /// Whether the message `seen` describes (indexed by field id) meets every check of `slot`.
+    pub fn verify(&self, slot: Slot, seen: &[Seen]) -> bool {
+        let (start, len) = self.at[slot as usize];
+        let checks = &self.checks[start as usize..(start + len) as usize];
+        let mut i = 0;
+        while i < checks.len() {
+            let met = match checks[i] {
+                Check::Present(f) => seen[f as usize].present,
+                Check::Eq(f, v) => seen[f as usize].value == v,
+                Check::In(f, n) => {
+                    let x = seen[f as usize].value;
+                    let values = &checks[i + 1..=i + n as usize];
+                    i += n as usize;
+                    values.iter().any(|c| matches!(c, Check::Of(v) if *v == x))
+                }
+                Check::Of(_) => unreachable!("skipped with its In"),
+                Check::Cmp(f, op, t) => seen[f as usize].number.is_some_and(|x| op.holds(x, t)),
+            };
+            if !met {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
 }
