@@ -234,13 +234,19 @@ impl Index {
             Report::Hits => u32::MAX,
         };
         if report == Report::Matches {
-            let pivots = runs.iter().filter(|(g, _)| *g == PIVOT).map(|(_, r)| *r);
-            let singles = pending.iter().filter(|(g, _)| *g == PIVOT).map(|(_, s)| s);
-            for &s in pivots.flatten().chain(singles) {
-                if self.checks.verify(s, &scratch.seen) {
+            for (_, run) in runs.iter().filter(|(g, _)| *g == PIVOT) {
+                self.checks.verify_each(run, &scratch.seen, |s| {
                     visit(s, u32::from(self.need[s as usize]));
-                }
+                });
             }
+            let singles: SmallVec<[Slot; 16]> = pending
+                .iter()
+                .filter(|(g, _)| *g == PIVOT)
+                .map(|(_, s)| *s)
+                .collect();
+            self.checks.verify_each(&singles, &scratch.seen, |s| {
+                visit(s, u32::from(self.need[s as usize]));
+            });
         }
         for id in ids {
             scratch.seen[id as usize] = Seen::ABSENT;

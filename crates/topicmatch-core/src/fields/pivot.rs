@@ -38,8 +38,11 @@ pub enum Check {
     In(FieldId, u32),
     /// One value of an [`Check::In`].
     Of(ValueId),
-    /// The field is a number comparing as asked with the threshold.
-    Cmp(FieldId, Comparison, Number),
+    /// The field is a number comparing as asked with an integer threshold.
+    CmpInt(FieldId, Comparison, i64),
+    /// The field is a number comparing as asked with a threshold that is not an integer
+    /// (kept as `f64` rather than [`Number`], which keeps a check in 16 bytes).
+    CmpFloat(FieldId, Comparison, f64),
 }
 
 /// What a lookup knows of one field of the message, by field id.
@@ -93,7 +96,10 @@ impl Checks {
             }
             _ => {
                 let (op, t) = criterion.comparison().expect("validated as numeric");
-                out.push(Check::Cmp(f, op, t));
+                out.push(match t.as_i64() {
+                    Some(i) => Check::CmpInt(f, op, i),
+                    None => Check::CmpFloat(f, op, t.as_f64()),
+                });
             }
         }
     }
@@ -133,10 +139,34 @@ impl Checks {
         self.dead = 0;
     }
 
-    /// Whether the message `seen` describes (indexed by field id) meets every check of `slot`.
-    pub fn verify(&self, slot: Slot, seen: &[Seen]) -> bool {
-        let (start, len) = self.at[slot as usize];
-        let checks = &self.checks[start as usize..(start + len) as usize];
+    /// Calls `pass` for each of `slots` whose checks the message `seen` describes (indexed by
+    /// field id) meets.
+    ///
+    /// Candidates are scattered over the arrays, so each costs cache misses; they are taken
+    /// in batches whose loads are issued together before any is used (independent loads
+    /// overlap, where verifying one candidate after the other would wait for each in turn).
+    pub fn verify_each(&self, slots: &[Slot], seen: &[Seen], mut pass: impl FnMut(Slot)) {
+        const BATCH: usize = 16;
+        let mut at = [(0u32, 0u32); BATCH];
+        for batch in slots.chunks(BATCH) {
+            for (a, &s) in at.iter_mut().zip(batch) {
+                *a = self.at[s as usize];
+            }
+            for &(start, len) in &at[..batch.len()] {
+                if len > 0 {
+                    std::hint::black_box(&self.checks[start as usize]);
+                }
+            }
+            for (&s, &(start, len)) in batch.iter().zip(&at) {
+                if self.verify(&self.checks[start as usize..(start + len) as usize], seen) {
+                    pass(s);
+                }
+            }
+        }
+    }
+
+    /// Whether the message `seen` describes meets every one of `checks`.
+    fn verify(&self, checks: &[Check], seen: &[Seen]) -> bool {
         let mut i = 0;
         while i < checks.len() {
             let met = match checks[i] {
@@ -149,7 +179,11 @@ impl Checks {
                     values.iter().any(|c| matches!(c, Check::Of(v) if *v == x))
                 }
                 Check::Of(_) => unreachable!("skipped with its In"),
-                Check::Cmp(f, op, t) => seen[f as usize].number.is_some_and(|x| op.holds(x, t)),
+                Check::CmpInt(f, op, t) => compare(seen[f as usize], op, Number::int(t)),
+                Check::CmpFloat(f, op, t) => {
+                    let t = Number::float(t).expect("a threshold is never NaN");
+                    compare(seen[f as usize], op, t)
+                }
             };
             if !met {
                 return false;
@@ -157,5 +191,28 @@ impl Checks {
             i += 1;
         }
         true
+    }
+}
+
+fn compare(seen: Seen, op: Comparison, t: Number) -> bool {
+    seen.number.is_some_and(|x| op.holds(x, t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_fits_in_16_bytes() {
+        assert_eq!(std::mem::size_of::<Check>(), 16);
+    }
+
+    #[test]
+    fn float_thresholds_survive_the_round_trip() {
+        for t in [0.5, -2.5, 1e300, -1e300, f64::INFINITY, 9.3e18] {
+            let n = Number::float(t).unwrap();
+            assert!(n.as_i64().is_none(), "{t} is not an integer");
+            assert_eq!(Number::float(n.as_f64()), Some(n));
+        }
     }
 }
