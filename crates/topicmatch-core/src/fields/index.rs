@@ -188,8 +188,8 @@ impl Index {
         // Pass 1: the runs of slots each message field hits, with their group, and what the
         // message holds by field id. Matches never count the pivoted groups: they verify the
         // slots `PIVOT` gives and ignore `REST`.
-        let mut runs: SmallVec<[(u32, &[Slot]); 32]> = SmallVec::new();
-        let mut pending: SmallVec<[(u32, Slot); 16]> = SmallVec::new();
+        let mut runs: SmallVec<[(u32, &[Slot]); 256]> = SmallVec::new();
+        let mut pending: SmallVec<[(u32, Slot); 256]> = SmallVec::new();
         let mut ids: SmallVec<[FieldId; 16]> = SmallVec::new();
         let mut live_fields = 0u32;
         let wanted = |g: u32| report == Report::Hits || g != REST;
@@ -239,7 +239,7 @@ impl Index {
                     visit(s, u32::from(self.need[s as usize]));
                 });
             }
-            let singles: SmallVec<[Slot; 16]> = pending
+            let singles: SmallVec<[Slot; 256]> = pending
                 .iter()
                 .filter(|(g, _)| *g == PIVOT)
                 .map(|(_, s)| *s)
@@ -253,7 +253,7 @@ impl Index {
         }
         runs.retain(|(g, _)| *g <= max_group);
         pending.retain(|(g, _)| *g <= max_group);
-        let singles: SmallVec<[Slot; 16]> = pending.iter().map(|(_, s)| *s).collect();
+        let singles: SmallVec<[Slot; 256]> = pending.iter().map(|(_, s)| *s).collect();
         let total: usize = runs.iter().map(|(_, r)| r.len()).sum::<usize>() + singles.len();
         if total == 0 {
             return;
