@@ -128,7 +128,9 @@ impl FieldIndex {
                 debug_assert!(removed, "slot was indexed as present");
             }
             Criterion::Eq(v) => self.unpost_value(v, group, slot, ids),
-            Criterion::In(vs) => vs.iter().for_each(|v| self.unpost_value(v, group, slot, ids)),
+            Criterion::In(vs) => vs
+                .iter()
+                .for_each(|v| self.unpost_value(v, group, slot, ids)),
             _ => {
                 let (op, t) = criterion.comparison().expect("validated as numeric");
                 let removed = self.cmp[cmp_index(op)].update(group, |th| th.remove(t, slot));
@@ -157,7 +159,8 @@ impl FieldIndex {
     #[allow(clippy::cast_precision_loss)]
     pub fn selectivity(&self, criterion: &Criterion) -> f64 {
         let total = (self.eq_postings + 1) as f64;
-        let share = |v: &Value| (self.eq.get(v).map_or(0, |e| postings(&e.lists)) + 1) as f64 / total;
+        let share =
+            |v: &Value| (self.eq.get(v).map_or(0, |e| postings(&e.lists)) + 1) as f64 / total;
         match criterion {
             Criterion::Present => PRESENT,
             Criterion::Eq(v) => share(v),

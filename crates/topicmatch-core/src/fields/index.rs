@@ -96,13 +96,11 @@ impl Index {
         let group = group_of(filter);
         let mut checks = Vec::new();
         for (i, (field, criterion)) in (0..).zip(filter.criteria()) {
-            let fi = match self.fields.get_mut(&**field) {
-                Some(fi) => fi,
-                None => {
-                    let id = self.field_ids.take();
-                    self.fields.entry(field.clone()).or_insert(FieldIndex::new(id))
-                }
-            };
+            if !self.fields.contains_key(&**field) {
+                let id = self.field_ids.take();
+                self.fields.insert(field.clone(), FieldIndex::new(id));
+            }
+            let fi = self.fields.get_mut(&**field).expect("inserted if new");
             let g = match pivot {
                 NOT_PIVOTED => group,
                 p if p == i => PIVOT,
@@ -194,7 +192,9 @@ impl Index {
         let mut live_fields = 0u32;
         let wanted = |g: u32| report == Report::Hits || g != REST;
         if scratch.seen.len() < self.field_ids.end() as usize {
-            scratch.seen.resize(self.field_ids.end() as usize, Seen::ABSENT);
+            scratch
+                .seen
+                .resize(self.field_ids.end() as usize, Seen::ABSENT);
         }
         for (name, value) in message.iter() {
             let Some(fi) = self.fields.get(name) else {
@@ -254,7 +254,22 @@ impl Index {
         runs.retain(|(g, _)| *g <= max_group);
         pending.retain(|(g, _)| *g <= max_group);
         let singles: SmallVec<[Slot; 256]> = pending.iter().map(|(_, s)| *s).collect();
-        let total: usize = runs.iter().map(|(_, r)| r.len()).sum::<usize>() + singles.len();
+        let lists = runs
+            .iter()
+            .map(|(_, r)| *r)
+            .chain(std::iter::once(&singles[..]));
+        self.count(scratch, lists, report, visit);
+    }
+
+    /// Counts the slots of `lists` and visits those `report` asks for.
+    fn count<'a>(
+        &self,
+        scratch: &mut Scratch,
+        lists: impl Iterator<Item = &'a [Slot]> + Clone,
+        report: Report,
+        visit: &mut impl FnMut(Slot, u32),
+    ) {
+        let total: usize = lists.clone().map(<[Slot]>::len).sum();
         if total == 0 {
             return;
         }
@@ -262,9 +277,8 @@ impl Index {
             scratch.counts.resize(self.need.len(), 0);
         }
         let counts = &mut scratch.counts[..self.need.len()];
-        let selected = runs.iter().map(|(_, r)| *r);
         if total * DENSE_RATIO > self.need.len() {
-            for run in selected.chain(std::iter::once(singles.as_slice())) {
+            for run in lists {
                 for &s in run {
                     counts[s as usize] += 1;
                 }
@@ -273,7 +287,7 @@ impl Index {
             counts.fill(0);
         } else {
             let touched = &mut scratch.touched;
-            for run in selected.chain(std::iter::once(singles.as_slice())) {
+            for run in lists {
                 for &s in run {
                     let c = &mut counts[s as usize];
                     if *c == 0 {

@@ -89,10 +89,10 @@ impl Seen {
 /// The criteria to verify of every pivoted slot, in one flat array.
 #[derive(Debug, Default)]
 pub struct Checks {
-    checks: Vec<Check>,
-    /// Per slot: where its checks start in `checks`, and how many.
+    all: Vec<Check>,
+    /// Per slot: where its checks start in `all`, and how many.
     at: Vec<(u32, u32)>,
-    /// Entries of `checks` no slot refers to any more; compacted away when they are most.
+    /// Entries of `all` no slot refers to any more; compacted away when they are most.
     dead: usize,
 }
 
@@ -125,12 +125,12 @@ impl Checks {
             self.at.resize(slot + 1, (0, 0));
         }
         debug_assert_eq!(self.at[slot].1, 0, "a slot's checks are cleared first");
-        if self.dead > 1024 && self.dead * 2 > self.checks.len() {
+        if self.dead > 1024 && self.dead * 2 > self.all.len() {
             self.compact();
         }
-        let start = u32::try_from(self.checks.len()).expect("at most 2^32 checks");
+        let start = u32::try_from(self.all.len()).expect("at most 2^32 checks");
         let len = u32::try_from(checks.len()).expect("at most 2^32 checks");
-        self.checks.extend_from_slice(checks);
+        self.all.extend_from_slice(checks);
         self.at[slot] = (start, len);
     }
 
@@ -143,13 +143,13 @@ impl Checks {
     }
 
     fn compact(&mut self) {
-        let mut checks = Vec::with_capacity(self.checks.len() - self.dead);
+        let mut all = Vec::with_capacity(self.all.len() - self.dead);
         for at in &mut self.at {
             let (start, len) = (at.0 as usize, at.1 as usize);
-            at.0 = u32::try_from(checks.len()).expect("fewer than before");
-            checks.extend_from_slice(&self.checks[start..start + len]);
+            at.0 = u32::try_from(all.len()).expect("fewer than before");
+            all.extend_from_slice(&self.all[start..start + len]);
         }
-        self.checks = checks;
+        self.all = all;
         self.dead = 0;
     }
 
@@ -171,45 +171,45 @@ impl Checks {
             let mut touch = 0u32;
             for &(start, len) in &at[..batch.len()] {
                 if len > 0 {
-                    touch ^= self.checks[start as usize].key();
+                    touch ^= self.all[start as usize].key();
                 }
             }
             std::hint::black_box(touch);
             for (&s, &(start, len)) in batch.iter().zip(&at) {
-                if self.verify(&self.checks[start as usize..(start + len) as usize], seen) {
+                if verify(&self.all[start as usize..(start + len) as usize], seen) {
                     pass(s);
                 }
             }
         }
     }
+}
 
-    /// Whether the message `seen` describes meets every one of `checks`.
-    fn verify(&self, checks: &[Check], seen: &[Seen]) -> bool {
-        let mut i = 0;
-        while i < checks.len() {
-            let met = match checks[i] {
-                Check::Present(f) => seen[f as usize].present,
-                Check::Eq(f, v) => seen[f as usize].value == v,
-                Check::In(f, n) => {
-                    let x = seen[f as usize].value;
-                    let values = &checks[i + 1..=i + n as usize];
-                    i += n as usize;
-                    values.iter().any(|c| matches!(c, Check::Of(v) if *v == x))
-                }
-                Check::Of(_) => unreachable!("skipped with its In"),
-                Check::CmpInt(f, op, t) => compare(seen[f as usize], op, Number::int(t)),
-                Check::CmpFloat(f, op, t) => {
-                    let t = Number::float(t).expect("a threshold is never NaN");
-                    compare(seen[f as usize], op, t)
-                }
-            };
-            if !met {
-                return false;
+/// Whether the message `seen` describes meets every one of `checks`.
+fn verify(checks: &[Check], seen: &[Seen]) -> bool {
+    let mut i = 0;
+    while i < checks.len() {
+        let met = match checks[i] {
+            Check::Present(f) => seen[f as usize].present,
+            Check::Eq(f, v) => seen[f as usize].value == v,
+            Check::In(f, n) => {
+                let x = seen[f as usize].value;
+                let values = &checks[i + 1..=i + n as usize];
+                i += n as usize;
+                values.iter().any(|c| matches!(c, Check::Of(v) if *v == x))
             }
-            i += 1;
+            Check::Of(_) => unreachable!("skipped with its In"),
+            Check::CmpInt(f, op, t) => compare(seen[f as usize], op, Number::int(t)),
+            Check::CmpFloat(f, op, t) => {
+                let t = Number::float(t).expect("a threshold is never NaN");
+                compare(seen[f as usize], op, t)
+            }
+        };
+        if !met {
+            return false;
         }
-        true
+        i += 1;
     }
+    true
 }
 
 fn compare(seen: Seen, op: Comparison, t: Number) -> bool {
