@@ -241,6 +241,12 @@ def test_matcher_where(algorithm: str) -> None:
     assert len(m) == 3
     back = pickle.loads(pickle.dumps(m))
     assert back.subscriptions() == m.subscriptions()
+    big = next(i for i, _, s in m.subscriptions() if s == "big")
+    assert m.filters() == [
+        (eur, {"currency": "EUR"}, "all"),
+        (big, {"qty": tm.gt(100), "urgent": tm.PRESENT}, "any"),
+    ]
+    assert back.filters() == m.filters()
     assert back.lookup("forex.spot", fields={"currency": "EUR"}) == m.lookup(
         "forex.spot", fields={"currency": "EUR"}
     )

@@ -226,6 +226,11 @@ impl PyMatcher {
         Ok(list)
     }
 
+    /// The `where=` criteria as `(id, criteria, mode)`, ordered by id.
+    fn filters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        filters_to_py(py, &self.engine)
+    }
+
     fn __len__(&self) -> PyResult<usize> {
         gil::guarded(|| Ok(self.engine.len()))
     }
