@@ -18,9 +18,13 @@ def test_scaling_reports_each_algorithm_batch_and_thread_count() -> None:
     for s in results:
         assert set(s.rates) == {1, 2}
         assert all(rate > 0 for rate in s.rates.values())
+        assert set(s.ceiling) == {1, 2}
+        assert all(rate > 0 for rate in s.ceiling.values())
         assert s.ratio(2) == pytest.approx(s.rates[2] / s.rates[1])
-        assert [r.metric for r in s.records()] == [f"lookup_many[{s.batch}]@1t",
-                                                    f"lookup_many[{s.batch}]@2t"]
+        assert s.ceiling_ratio(2) == pytest.approx(s.ceiling[2] / s.ceiling[1])
+        assert [r.metric for r in s.records()] == [
+            f"lookup_many[{s.batch}]@1t", f"lookup_many[{s.batch}]@2t",
+            f"gil_free_ceiling[{s.batch}]@1t", f"gil_free_ceiling[{s.batch}]@2t"]
     text = scaling.render(results)
     assert text.count("\n") == len(results) - 1
     assert "2t/1t" in text
