@@ -5,6 +5,8 @@ between results, and stay right through unsubscribe, resubscribe and pickling.""
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,3 +166,48 @@ def test_filtered_subscribers_keep_their_objects() -> None:
     assert m.lookup_many(["a.x", "b.x"], fields=[{"n": 9}, None]) == [[], ["f"]]
     restored = pickle.loads(pickle.dumps(m))
     assert restored.lookup_many(["a.x", "b.x"]) == [[], ["f"]]
+
+
+FINALIZER_SCRIPT = """
+import gc
+import sys
+
+import topicmatch as tm
+
+m = tm.Matcher(dialect="amqp", algorithm=sys.argv[1])
+for i in range(50):
+    m.subscribe(f"a.{i}", i)
+topics = [f"a.{i}" for i in range(50)]
+
+
+class Handle:
+    # A subscription handle that unsubscribes when collected, kept alive only by a cycle: the
+    # garbage collector finalizes it whenever a container is allocated, also inside a lookup.
+    def __init__(self, sid):
+        self.sid = sid
+        self.me = self
+
+    def __del__(self):
+        m.unsubscribe(self.sid)
+        m.subscribe("z.z", "late")
+
+
+gc.set_threshold(1)
+for i in range(200):
+    Handle(m.subscribe("a.*", f"h{i}"))
+    rows = m.lookup_many(topics)
+    assert all(i in row for i, row in enumerate(rows))
+    row = m.lookup(topics[i % 50])
+gc.collect()
+print(len(m), m.lookup("z.z"))
+"""
+
+
+@pytest.mark.parametrize("algorithm", ["trie", "cstrie"])
+def test_a_finalizer_changing_the_matcher_inside_a_lookup_does_not_deadlock(
+    algorithm: str,
+) -> None:
+    done = subprocess.run([sys.executable, "-c", FINALIZER_SCRIPT, algorithm], timeout=120,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["51", "['late']"]

@@ -94,7 +94,7 @@ impl Objects {
     }
 
     /// One list of subscribers per batch entry: entry `i` holds `ids[ends[i-1]..ends[i]]`.
-    /// Takes the cache's read lock once; a subscriber that left meanwhile is skipped.
+    /// A subscriber that left meanwhile is skipped.
     pub fn lists<'py>(
         &self,
         py: Python<'py>,
@@ -102,17 +102,13 @@ impl Objects {
         ids: &[SubscriberId],
         ends: &[usize],
     ) -> PyResult<Bound<'py, PyList>> {
-        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let mut row: Vec<Bound<'py, PyAny>> = Vec::new();
-        let mut rows: Vec<Bound<'py, PyList>> = Vec::with_capacity(ends.len());
-        let mut start = 0;
-        for &end in ends {
-            for id in &ids[start..end] {
-                push_object(py, &map, engine, *id, &mut row)?;
-            }
-            rows.push(PyList::new(py, row.drain(..))?);
-            start = end;
-        }
+        let mut lens = Vec::with_capacity(ends.len());
+        let objects = self.resolve(py, engine, ids, ends, &mut lens)?;
+        let mut objects = objects.into_iter();
+        let rows = lens
+            .into_iter()
+            .map(|len| PyList::new(py, objects.by_ref().take(len)))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, rows)
     }
 
@@ -123,12 +119,34 @@ impl Objects {
         engine: &Engine,
         ids: &[SubscriberId],
     ) -> PyResult<Bound<'py, PyList>> {
+        let mut lens = Vec::with_capacity(1);
+        PyList::new(py, self.resolve(py, engine, ids, &[ids.len()], &mut lens)?)
+    }
+
+    /// The objects of `ids` in order, and in `lens` how many each batch entry kept. Holds the
+    /// cache's read lock once and only increments reference counts under it: creating the
+    /// lists may run the garbage collector, and so a finalizer that subscribes or
+    /// unsubscribes on this matcher, which must not find the lock held.
+    fn resolve<'py>(
+        &self,
+        py: Python<'py>,
+        engine: &Engine,
+        ids: &[SubscriberId],
+        ends: &[usize],
+        lens: &mut Vec<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let mut row: Vec<Bound<'py, PyAny>> = Vec::with_capacity(ids.len());
-        for id in ids {
-            push_object(py, &map, engine, *id, &mut row)?;
+        let mut out = Vec::with_capacity(ids.len());
+        let mut start = 0;
+        for &end in ends {
+            let before = out.len();
+            for id in &ids[start..end] {
+                push_object(py, &map, engine, *id, &mut out)?;
+            }
+            lens.push(out.len() - before);
+            start = end;
         }
-        PyList::new(py, row)
+        Ok(out)
     }
 }
 
