@@ -211,3 +211,19 @@ def test_a_finalizer_changing_the_matcher_inside_a_lookup_does_not_deadlock(
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["51", "['late']"]
+
+
+class LyingLength:
+    """An iterable whose `__len__` claims far more items than it yields."""
+
+    def __len__(self) -> int:
+        return 2**62
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["a.b", "c"])
+
+
+def test_a_lying_len_is_only_a_hint() -> None:
+    m = tm.Matcher(dialect="amqp")
+    m.subscribe("a.*", "x")
+    assert m.lookup_many(LyingLength()) == [["x"], []]

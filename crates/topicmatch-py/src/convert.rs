@@ -59,15 +59,23 @@ pub fn topic_strs(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<PyBa
         })?;
         PyBackedStr::try_from(s).map_err(|_| lone_surrogate_topic(dialect))
     };
+    let mut out = Vec::new();
     if let Ok(list) = obj.cast_exact::<PyList>() {
-        return list.iter().map(one).collect();
-    }
-    if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
-        return tuple.iter().map(one).collect();
-    }
-    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
-    for item in obj.try_iter()? {
-        out.push(one(item?)?);
+        out.reserve_exact(list.len());
+        for item in list.iter() {
+            out.push(one(item)?);
+        }
+    } else if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
+        out.reserve_exact(tuple.len());
+        for item in tuple.iter() {
+            out.push(one(item)?);
+        }
+    } else {
+        // A hint only: `__len__` may lie, so a huge one reserves no more than a batch.
+        out.reserve(obj.len().unwrap_or(0).min(1 << 16));
+        for item in obj.try_iter()? {
+            out.push(one(item?)?);
+        }
     }
     Ok(out)
 }
