@@ -78,7 +78,7 @@ def test_errors_are_those_of_the_first_bad_topic() -> None:
     with pytest.raises(tm.InvalidTopic, match="invalid mqtt topic: not valid UTF-8"):
         m.lookup_many(["a/b", "a/\ud800", 3])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="topic must be str, not NoneType"):
-        m.lookup_many(iter([None, "a/\ud800"]))  # type: ignore[list-item]
+        m.lookup_many(iter([None, "a/\ud800"]))  # type: ignore[arg-type]
     with pytest.raises(tm.InvalidTopic, match="empty level|invalid"):
         m.lookup_many(["a/b", "a/+"])
     with pytest.raises(TypeError, match="not iterable"):
