@@ -25,14 +25,6 @@ pub fn pattern_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String
     })
 }
 
-/// Extracts a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`).
-pub fn topic_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String> {
-    let s = obj
-        .cast::<PyString>()
-        .map_err(|_| PyTypeError::new_err(format!("topic must be str, not {}", type_name(obj))))?;
-    utf8(s).ok_or_else(|| lone_surrogate_topic(dialect))
-}
-
 /// Borrows a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`), without
 /// copying it (CPython keeps a `str`'s UTF-8 form alive as long as the object).
 pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'a str> {
@@ -43,7 +35,7 @@ pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'
 }
 
 /// Every topic of an iterable of `str`, held (not copied) for use without the GIL; the
-/// errors are `topic_text`'s, raised for the first bad item in order.
+/// errors are `topic_str`'s, raised for the first bad item in order.
 pub fn topic_strs(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<PyBackedStr>> {
     if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(

@@ -29,8 +29,8 @@ fn matches(
 ) -> PyResult<bool> {
     let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
     let pattern = convert::pattern_text(pattern, dialect)?;
-    let topic = convert::topic_text(topic, dialect)?;
-    gil::detach(py, || topicmatch_core::matches(dialect, &pattern, &topic))?.map_err(errors::to_py)
+    let topic = convert::topic_str(topic, dialect)?;
+    gil::detach(py, || topicmatch_core::matches(dialect, &pattern, topic))?.map_err(errors::to_py)
 }
 
 /// Internal, for the test suite only: panics inside the native code, with the GIL released
