@@ -227,3 +227,42 @@ def test_a_lying_len_is_only_a_hint() -> None:
     m = tm.Matcher(dialect="amqp")
     m.subscribe("a.*", "x")
     assert m.lookup_many(LyingLength()) == [["x"], []]
+
+
+FIELD_FINALIZER_SCRIPT = """
+import gc
+
+import topicmatch as tm
+
+fm = tm.FieldMatcher()
+for i in range(20):
+    fm.subscribe({"n": i}, i)
+
+
+class Handle:
+    def __init__(self, sid):
+        self.sid = sid
+        self.me = self
+
+    def __del__(self):
+        fm.unsubscribe(self.sid)
+
+
+messages = [{"n": i} for i in range(20)]
+criteria = {"k": 1}
+gc.set_threshold(1)
+for i in range(200):
+    Handle(fm.subscribe(criteria, f"h{i}"))
+    assert fm.lookup(messages[i % 20]) == [i % 20]
+    Handle(fm.subscribe(criteria, f"g{i}"))
+    rows = fm.lookup_many(messages)
+gc.collect()
+print(len(fm))
+"""
+
+
+def test_a_finalizer_changing_a_field_matcher_inside_a_lookup_does_not_deadlock() -> None:
+    done = subprocess.run([sys.executable, "-c", FIELD_FINALIZER_SCRIPT], timeout=120,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["20"]

@@ -134,19 +134,18 @@ pub fn subscription_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     Ok(obj.extract::<u64>().ok())
 }
 
-/// The subscribers with these ids as a Python list, skipping any that has meanwhile left.
-pub fn subscriber_list<'py>(
+/// The subscribers with these ids as Python objects, skipping any that has meanwhile left.
+/// Makes only `int` and `str` objects, which never runs the garbage collector, so it may run
+/// under the registry lock.
+pub fn subscriber_objects<'py>(
     py: Python<'py>,
     registry: &Registry,
     ids: &[SubscriberId],
-) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for id in ids {
-        if let Some(s) = registry.get(*id) {
-            list.append(subscriber_to_py(py, s)?)?;
-        }
-    }
-    Ok(list)
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    ids.iter()
+        .filter_map(|id| registry.get(*id))
+        .map(|s| subscriber_to_py(py, s))
+        .collect()
 }
 
 /// A subscriber as a Python object.
