@@ -20,8 +20,8 @@ def main() -> None:
     parser.add_argument("algorithms", nargs="*", default=["cstrie", "trie", "optimized_bitmap"])
     parser.add_argument("--batch", type=int, action="append", help="batch sizes (100, 1000)")
     parser.add_argument("--threads", type=int, default=2, help="the N of the N-thread runs")
-    parser.add_argument("--repeats", type=int, default=7, help="runs per thread count (best kept)")
-    parser.add_argument("--seconds", type=float, default=0.2, help="about how long one run is")
+    parser.add_argument("--repeats", type=int, default=40, help="runs per thread count (best kept)")
+    parser.add_argument("--seconds", type=float, default=0.02, help="about how long one run is")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     results = scaling.scaling(args.algorithms, tuple(args.batch or (100, 1000)),

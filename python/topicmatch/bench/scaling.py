@@ -124,8 +124,8 @@ def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[
 
 
 def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
-            threads: Sequence[int] = (1, 2), repeats: int = 7,
-            seconds: float = 0.2, topics: Sequence[str] | None = None) -> list[Scaling]:
+            threads: Sequence[int] = (1, 2), repeats: int = 40,
+            seconds: float = 0.02, topics: Sequence[str] | None = None) -> list[Scaling]:
     """Measures every algorithm at every batch size with 1 and each of ``threads``."""
     counts = sorted({1, *threads})
     stream = list(topics) if topics is not None else ftm_messages()
