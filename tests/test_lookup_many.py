@@ -266,3 +266,29 @@ def test_a_finalizer_changing_a_field_matcher_inside_a_lookup_does_not_deadlock(
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["20"]
+
+
+class Node:
+    row: list[Any]
+
+
+@pytest.mark.parametrize("algorithm", ["trie", "cstrie"])
+def test_result_lists_are_tracked_by_the_cyclic_gc(algorithm: str) -> None:
+    """The rows are kept out of the GC while a batch is built, and back in it on return: a
+    cycle through a returned row is collected."""
+    import gc
+    import weakref
+
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    m.subscribe("a.*", "x")
+    rows = m.lookup_many(["a.b"] * 1500 + ["z"])
+    assert gc.is_tracked(rows)
+    assert all(gc.is_tracked(row) for row in rows)
+    assert rows[0] == ["x"] and rows[-1] == []
+    node = Node()
+    node.row = rows[0]
+    rows[0].append(node)
+    alive = weakref.ref(node)
+    del node, rows
+    gc.collect()
+    assert alive() is None, "the cycle through a result row was collected"
