@@ -86,6 +86,7 @@ impl Objects {
         }
         if let Some(sub) = subscriber {
             if engine.with_registry(|registry| registry.get(sub).is_none()) {
+                // The lock guard is a temporary: the object is released after the lock.
                 let dropped = self.map_mut().remove(&sub);
                 drop(dropped);
             }
