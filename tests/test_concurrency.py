@@ -108,3 +108,81 @@ def test_concurrent_churn_keeps_every_invariant(algorithm: str) -> None:
     for got, want in zip(m.lookup_many(probes), replay.lookup_many(probes), strict=True):
         assert sorted(map(str, got)) == sorted(map(str, want))
     assert len(m) == len(replay)
+
+
+@pytest.mark.parametrize("algorithm", ["trie", "cstrie", "optimized_bitmap"])
+def test_subscribers_come_and_go_while_readers_build_results(algorithm: str) -> None:
+    """Churners subscribe and drop the same few subscriber values (each one leaves and comes
+    back again and again) while readers turn lookups into Python objects: a result never holds
+    a subscriber whose patterns do not match, the stable ones are always there, as plain
+    `int`/`str` equal to what was subscribed; at the end, every subscriber is back or gone
+    exactly as the final subscriptions say."""
+    m = tm.Matcher(dialect=DIALECT, algorithm=algorithm)
+    stable = {f"keep{k}": f"k.{k}.#" for k in range(4)}
+    for sub, pattern in stable.items():
+        m.subscribe(pattern, sub)
+    shared: list[str | int] = ["shared-a", "shared-b", 10**12, 10**12 + 1]
+    churn_patterns = ["k.*.x", "k.#", "#.x", "k.1.x"]
+    probes = ["k.0.x", "k.1.x", "k.2.y", "k.3"]
+    errors: list[BaseException] = []
+    done = threading.Event()
+    finals: dict[int, dict[tuple[int, int], int]] = {}
+
+    def allowed(sub: str | int, topic: str) -> bool:
+        if sub in stable:
+            return tm.matches(stable[sub], topic, DIALECT)  # type: ignore[index]
+        return sub in shared and any(tm.matches(p, topic, DIALECT) for p in churn_patterns)
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                rows = m.lookup_many(probes)
+                rows.append(m.lookup(probes[1]))
+                for topic, row in zip([*probes, probes[1]], rows, strict=True):
+                    assert len(row) == len(set(row)), f"{topic}: duplicates {row}"
+                    for sub in row:
+                        assert type(sub) in (int, str), f"{topic}: {type(sub)}"
+                        assert allowed(sub, topic), f"{topic}: phantom {sub!r}"
+                    for keep, pattern in stable.items():
+                        if tm.matches(pattern, topic, DIALECT):
+                            assert keep in row, f"{topic}: lost {keep}"
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    def churner(t: int) -> None:
+        try:
+            rng = random.Random(100 + t)
+            present: dict[tuple[int, int], int] = {}
+            deadline = time.monotonic() + SECONDS
+            while time.monotonic() < deadline:
+                key = (rng.randrange(len(shared)), rng.randrange(len(churn_patterns)))
+                if key in present:
+                    assert m.unsubscribe(present.pop(key)) is True
+                else:
+                    present[key] = m.subscribe(churn_patterns[key[1]], shared[key[0]])
+            finals[t] = present
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    readers = [threading.Thread(target=reader) for _ in range(READERS)]
+    # One churner: (pattern, subscriber) pairs are idempotent, so two would share ids.
+    churners = [threading.Thread(target=churner, args=(0,))]
+    for thread in readers + churners:
+        thread.start()
+    for thread in churners:
+        thread.join()
+    done.set()
+    for thread in readers:
+        thread.join()
+    assert not errors, errors
+
+    replay = tm.Matcher(dialect=DIALECT, algorithm="naive")
+    for sub, pattern in stable.items():
+        replay.subscribe(pattern, sub)
+    for present in finals.values():
+        for s, p in present:
+            replay.subscribe(churn_patterns[p], shared[s])
+    got = m.lookup_many(probes)
+    assert [sorted(map(str, r)) for r in got] == [
+        sorted(map(str, r)) for r in replay.lookup_many(probes)]
+    assert len(m) == len(replay)

@@ -204,6 +204,13 @@ impl Engine {
         true
     }
 
+    /// The subscriber id of subscription `id`, if it is held (the subscriber's own id, also
+    /// for a filtered subscription).
+    pub fn subscriber_of(&self, id: SubscriptionId) -> Option<SubscriberId> {
+        let table = self.table.lock();
+        table.by_id.get(&id).map(|(_, sub)| self.filters.real(*sub))
+    }
+
     /// Appends the ids of the distinct subscribers matching `topic` (a message without
     /// fields: filtered subscriptions match only if their criteria need no field).
     pub fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {

@@ -2,7 +2,8 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyList, PyString};
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
 use topicmatch_core::{Dialect, Registry, Subscriber, SubscriberId};
 
 use crate::errors;
@@ -24,30 +25,57 @@ pub fn pattern_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String
     })
 }
 
-/// Extracts a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`).
-pub fn topic_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String> {
+/// Borrows a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`), without
+/// copying it (CPython keeps a `str`'s UTF-8 form alive as long as the object).
+pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'a str> {
     let s = obj
         .cast::<PyString>()
         .map_err(|_| PyTypeError::new_err(format!("topic must be str, not {}", type_name(obj))))?;
-    utf8(s).ok_or_else(|| {
-        errors::invalid_topic(format!(
-            "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
-        ))
-    })
+    s.to_str().map_err(|_| lone_surrogate_topic(dialect))
 }
 
-/// Extracts every topic of an iterable of `str`.
-pub fn topic_texts(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<String>> {
+/// Every topic of an iterable of `str`, held (not copied) for use without the GIL; the
+/// errors are `topic_str`'s, raised for the first bad item in order.
+pub fn topic_strs(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<PyBackedStr>> {
     if obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(
             "topics must be an iterable of str, not a single str",
         ));
     }
-    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
-    for item in obj.try_iter()? {
-        out.push(topic_text(&item?, dialect)?);
+    // Exact lists and tuples are read directly; anything else (subclasses included, which
+    // may override `__iter__`) through the iterator protocol.
+    let one = |item: Bound<'_, PyAny>| -> PyResult<PyBackedStr> {
+        let s = item.cast_into::<PyString>().map_err(|e| {
+            let obj = e.into_inner();
+            PyTypeError::new_err(format!("topic must be str, not {}", type_name(&obj)))
+        })?;
+        PyBackedStr::try_from(s).map_err(|_| lone_surrogate_topic(dialect))
+    };
+    let mut out = Vec::new();
+    if let Ok(list) = obj.cast_exact::<PyList>() {
+        out.reserve_exact(list.len());
+        for item in list.iter() {
+            out.push(one(item)?);
+        }
+    } else if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
+        out.reserve_exact(tuple.len());
+        for item in tuple.iter() {
+            out.push(one(item)?);
+        }
+    } else {
+        // A hint only: `__len__` may lie, so a huge one reserves no more than a batch.
+        out.reserve(obj.len().unwrap_or(0).min(1 << 16));
+        for item in obj.try_iter()? {
+            out.push(one(item?)?);
+        }
     }
     Ok(out)
+}
+
+fn lone_surrogate_topic(dialect: Dialect) -> PyErr {
+    errors::invalid_topic(format!(
+        "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
+    ))
 }
 
 /// Extracts a subscriber: an `int` in the 64-bit range or a `str`.
@@ -106,19 +134,18 @@ pub fn subscription_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     Ok(obj.extract::<u64>().ok())
 }
 
-/// The subscribers with these ids as a Python list, skipping any that has meanwhile left.
-pub fn subscriber_list<'py>(
+/// The subscribers with these ids as Python objects, skipping any that has meanwhile left.
+/// Makes only `int` and `str` objects, which never runs the garbage collector, so it may run
+/// under the registry lock.
+pub fn subscriber_objects<'py>(
     py: Python<'py>,
     registry: &Registry,
     ids: &[SubscriberId],
-) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for id in ids {
-        if let Some(s) = registry.get(*id) {
-            list.append(subscriber_to_py(py, s)?)?;
-        }
-    }
-    Ok(list)
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    ids.iter()
+        .filter_map(|id| registry.get(*id))
+        .map(|s| subscriber_to_py(py, s))
+        .collect()
 }
 
 /// A subscriber as a Python object.

@@ -22,8 +22,12 @@ impl PyFieldMatcher {
         py: Python<'py>,
         ids: &[SubscriberId],
     ) -> PyResult<Bound<'py, PyList>> {
-        self.matcher
-            .with_registry(|registry| convert::subscriber_list(py, registry, ids))
+        // The list is made after the registry lock is released: making it may run the garbage
+        // collector, and so a finalizer that subscribes or unsubscribes here.
+        let objects = self
+            .matcher
+            .with_registry(|registry| convert::subscriber_objects(py, registry, ids))?;
+        PyList::new(py, objects)
     }
 }
 

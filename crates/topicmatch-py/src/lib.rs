@@ -1,8 +1,9 @@
 //! The thin PyO3 layer over topicmatch-core, built by maturin as `topicmatch._native`.
 //!
 //! Inputs are extracted into owned Rust data, the GIL is released in exactly one place
-//! ([`gil::detach`]) for the matching, and results are converted back. No Python object is
-//! stored in Rust; subscribers are interned in the core's registry.
+//! ([`gil::detach`]) for the matching, and results are converted back. Subscribers are
+//! interned in the core's registry; the only Python objects stored in Rust are each held
+//! subscriber's `int`/`str` ([`objects`]), so results are built by reference counting.
 
 mod arrow;
 mod convert;
@@ -11,6 +12,7 @@ mod errors;
 mod fields;
 mod gil;
 mod matcher;
+mod objects;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -27,8 +29,8 @@ fn matches(
 ) -> PyResult<bool> {
     let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
     let pattern = convert::pattern_text(pattern, dialect)?;
-    let topic = convert::topic_text(topic, dialect)?;
-    gil::detach(py, || topicmatch_core::matches(dialect, &pattern, &topic))?.map_err(errors::to_py)
+    let topic = convert::topic_str(topic, dialect)?;
+    gil::detach(py, || topicmatch_core::matches(dialect, &pattern, topic))?.map_err(errors::to_py)
 }
 
 /// Internal, for the test suite only: panics inside the native code, with the GIL released

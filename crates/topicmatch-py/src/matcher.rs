@@ -7,12 +7,15 @@ use pyo3::types::{PyList, PyTuple};
 use topicmatch_core::fields::{Filter, Message};
 use topicmatch_core::{Algorithm, Dialect, Engine, Limits, SubscriberId, Subscription};
 
+use crate::objects::Objects;
 use crate::{convert, criteria, errors, gil};
 
 /// Matches topics against wildcard subscriptions in one dialect with one algorithm.
 #[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
 pub struct PyMatcher {
     engine: Arc<Engine>,
+    /// Every held subscriber's Python object, so results are built without re-creating them.
+    objects: Objects,
 }
 
 fn limits_for(
@@ -35,14 +38,13 @@ impl PyMatcher {
         &self.engine
     }
 
-    /// Converts subscriber ids to a Python list under one registry lock.
+    /// Converts subscriber ids to a Python list of their (shared) objects.
     fn subscribers<'py>(
         &self,
         py: Python<'py>,
         ids: &[SubscriberId],
     ) -> PyResult<Bound<'py, PyList>> {
-        self.engine
-            .with_registry(|registry| convert::subscriber_list(py, registry, ids))
+        self.objects.list(py, &self.engine, ids)
     }
 }
 
@@ -69,6 +71,7 @@ impl PyMatcher {
             gil::guarded(|| Engine::new(dialect, algorithm, limits).map_err(errors::to_py))?;
         Ok(PyMatcher {
             engine: Arc::new(engine),
+            objects: Objects::default(),
         })
     }
 
@@ -123,12 +126,16 @@ impl PyMatcher {
                 Some(criteria::filter(criteria, mode.unwrap_or(&all))?)
             }
         };
+        let py = pattern.py();
         gil::guarded(|| {
-            match &filter {
+            let _write = self.objects.write();
+            let id = match &filter {
                 None => self.engine.subscribe(&text, &subscriber),
                 Some(f) => self.engine.subscribe_where(&text, &subscriber, f),
             }
-            .map_err(errors::to_py)
+            .map_err(errors::to_py)?;
+            self.objects.subscribed(py, &self.engine, &subscriber)?;
+            Ok(id)
         })
     }
 
@@ -137,7 +144,10 @@ impl PyMatcher {
         let Some(id) = convert::subscription_id(subscription_id)? else {
             return Ok(false);
         };
-        gil::guarded(|| Ok(self.engine.unsubscribe(id)))
+        gil::guarded(|| {
+            let _write = self.objects.write();
+            Ok(self.objects.unsubscribe(&self.engine, id))
+        })
     }
 
     /// The distinct subscribers whose patterns match `topic` and whose `where` criteria, if
@@ -149,7 +159,7 @@ impl PyMatcher {
         topic: &Bound<'py, PyAny>,
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let topic = convert::topic_text(topic, self.engine.dialect())?;
+        let topic = convert::topic_str(topic, self.engine.dialect())?;
         let fields = fields
             .map(criteria::message)
             .transpose()?
@@ -158,7 +168,7 @@ impl PyMatcher {
         let ids = gil::detach(py, || {
             let mut ids = Vec::new();
             engine
-                .lookup_fields_into(&topic, &fields, &mut ids)
+                .lookup_fields_into(topic, &fields, &mut ids)
                 .map(|()| ids)
         })?
         .map_err(errors::to_py)?;
@@ -175,28 +185,29 @@ impl PyMatcher {
         topics: &Bound<'py, PyAny>,
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let topics = convert::topic_texts(topics, self.engine.dialect())?;
-        let fields = parallel_fields(fields, topics.len())?;
+        let held = convert::topic_strs(topics, self.engine.dialect())?;
+        let fields = match fields {
+            Some(f) => Some(parallel_fields(f, held.len())?),
+            None => None,
+        };
+        let topics: Vec<&str> = held.iter().map(|t| &**t).collect();
         let engine = &self.engine;
-        let none = Message::new();
         let (ids, ends) = gil::detach(py, || {
             let mut ids = Vec::new();
             let mut ends = Vec::with_capacity(topics.len());
-            for (i, topic) in topics.iter().enumerate() {
-                let message = fields.get(i).unwrap_or(&none);
-                engine.lookup_fields_into(topic, message, &mut ids)?;
-                ends.push(ids.len());
+            match &fields {
+                None => engine.lookup_batch_into(&topics, &mut ids, &mut ends)?,
+                Some(fields) => {
+                    for (topic, message) in topics.iter().zip(fields) {
+                        engine.lookup_fields_into(topic, message, &mut ids)?;
+                        ends.push(ids.len());
+                    }
+                }
             }
             Ok((ids, ends))
         })?
         .map_err(errors::to_py)?;
-        let out = PyList::empty(py);
-        let mut start = 0;
-        for end in ends {
-            out.append(self.subscribers(py, &ids[start..end])?)?;
-            start = end;
-        }
-        Ok(out)
+        self.objects.lists(py, &self.engine, &ids, &ends)
     }
 
     /// Whether at least one subscription matches `topic` (with `fields`, as `lookup`).
@@ -207,13 +218,13 @@ impl PyMatcher {
         topic: &Bound<'_, PyAny>,
         fields: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let topic = convert::topic_text(topic, self.engine.dialect())?;
+        let topic = convert::topic_str(topic, self.engine.dialect())?;
         let fields = fields
             .map(criteria::message)
             .transpose()?
             .unwrap_or_default();
         let engine = &self.engine;
-        gil::detach(py, || engine.matches_any_fields(&topic, &fields))?.map_err(errors::to_py)
+        gil::detach(py, || engine.matches_any_fields(topic, &fields))?.map_err(errors::to_py)
     }
 
     /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
@@ -267,10 +278,7 @@ impl PyMatcher {
 }
 
 /// The messages of `lookup_many`'s `fields`: as many as there are topics.
-fn parallel_fields(fields: Option<&Bound<'_, PyAny>>, topics: usize) -> PyResult<Vec<Message>> {
-    let Some(fields) = fields else {
-        return Ok(Vec::new());
-    };
+fn parallel_fields(fields: &Bound<'_, PyAny>, topics: usize) -> PyResult<Vec<Message>> {
     let mut out = Vec::with_capacity(topics);
     for item in fields.try_iter()? {
         let item = item?;
@@ -306,6 +314,7 @@ fn filters_to_py<'py>(py: Python<'py>, engine: &Engine) -> PyResult<Bound<'py, P
 #[pyfunction]
 #[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new()))]
 pub fn restore_matcher(
+    py: Python<'_>,
     dialect: &str,
     algorithm: &str,
     limits: (usize, usize, usize),
@@ -338,7 +347,9 @@ pub fn restore_matcher(
         Engine::restore_filtered(dialect, algorithm, limits, &subs, &filters, next_id)
             .map_err(errors::to_py)
     })?;
+    let objects = Objects::of_engine(py, &engine)?;
     Ok(PyMatcher {
         engine: Arc::new(engine),
+        objects,
     })
 }

@@ -1,0 +1,149 @@
+"""Thread scaling of ``Matcher.lookup_many``: topics per second from one thread and from N
+threads sharing one matcher, per algorithm and batch size, on the ftm workload.
+
+Each run has every thread look up the same number of batches (distinct slices of the
+workload) and is timed from a barrier to the last join. Runs with 1 and with N threads
+alternate, and each count keeps its best run: on a shared machine the best run is the one
+least disturbed by other processes, and alternating spreads any drift over both counts.
+The figure is the ratio of the two best throughputs, measured in the same process.
+
+Beside every run the same threads do work that never holds the GIL (hashing a buffer with
+``hashlib``, which releases it), alternating with ours: its ratio is what this machine gave
+two threads at that moment (other processes share the cores), the ceiling for ours.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import topicmatch as tm
+from topicmatch.bench.records import Record
+from topicmatch.workloads import ftm_messages, ftm_subscriptions
+
+WORKLOAD = "ftm"
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """One algorithm at one batch size: best throughput (topics/s) per thread count."""
+
+    algorithm: str
+    batch: int
+    rates: dict[int, float]
+    #: Best hashes/s of the GIL-free work per thread count, in runs beside ours.
+    ceiling: dict[int, float]
+
+    def ratio(self, threads: int) -> float:
+        """Throughput with ``threads`` threads over throughput with one."""
+        return self.rates[threads] / self.rates[1]
+
+    def ceiling_ratio(self, threads: int) -> float:
+        """The same ratio for work that never holds the GIL: what the machine gave."""
+        return self.ceiling[threads] / self.ceiling[1]
+
+    def records(self) -> list[Record]:
+        return [Record(self.algorithm, WORKLOAD, f"lookup_many[{self.batch}]@{t}t", rate,
+                       "msg/s") for t, rate in sorted(self.rates.items())] + [
+            Record(self.algorithm, WORKLOAD, f"gil_free_ceiling[{self.batch}]@{t}t", rate,
+                   "hash/s", note="sha256 of 64 KiB, GIL released, runs beside lookup_many")
+            for t, rate in sorted(self.ceiling.items())]
+
+
+def loaded(algorithm: str) -> tm.Matcher:
+    """A matcher holding the ftm subscriptions, one int subscriber per pattern."""
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    for i, pattern in enumerate(ftm_subscriptions()):
+        m.subscribe(pattern, i)
+    return m
+
+
+BUFFER = bytes(64 * 1024)
+
+
+def _timed_threads(threads: int, work: Callable[[int], None]) -> float:
+    """Seconds from a barrier to the last join of ``threads`` threads running ``work(k)``."""
+    barrier = threading.Barrier(threads + 1)
+
+    def run(k: int) -> None:
+        barrier.wait()
+        work(k)
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    began = time.perf_counter()
+    for w in workers:
+        w.join()
+    return time.perf_counter() - began
+
+
+def gil_free_run(threads: int, rounds: int) -> float:
+    """Hashes per second of ``threads`` threads each hashing ``BUFFER`` ``rounds`` times."""
+
+    def work(_: int) -> None:
+        for _ in range(rounds):
+            hashlib.sha256(BUFFER).digest()
+
+    return threads * rounds / _timed_threads(threads, work)
+
+
+def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int, rounds: int) -> float:
+    """Topics per second of ``threads`` threads each looking up ``rounds`` batches (thread
+    ``k`` from batch ``k * rounds`` on)."""
+    lookup_many = m.lookup_many
+
+    def work(k: int) -> None:
+        for r in range(rounds):
+            lookup_many(batches[(k * rounds + r) % len(batches)])
+
+    return threads * rounds * len(batches[0]) / _timed_threads(threads, work)
+
+
+def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[int],
+            repeats: int, seconds: float) -> tuple[dict[int, float], dict[int, float]]:
+    """Best topics/s of ours and best hashes/s of the GIL-free work, per thread count; each
+    run takes about ``seconds`` per thread."""
+    batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
+    if not batches:
+        raise ValueError(f"the workload has fewer than {batch} topics")
+    probe = one_run(m, batches, 1, max(1, 2_000 // batch))  # also the warm-up
+    rounds = max(1, int(seconds * probe / batch))
+    hashes = max(1, int(seconds * gil_free_run(1, 4)))
+    best = dict.fromkeys(threads, 0.0)
+    ceiling = dict.fromkeys(threads, 0.0)
+    for _ in range(repeats):
+        for t in threads:
+            best[t] = max(best[t], one_run(m, batches, t, rounds))
+            ceiling[t] = max(ceiling[t], gil_free_run(t, hashes))
+    return best, ceiling
+
+
+def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
+            threads: Sequence[int] = (1, 2), repeats: int = 40,
+            seconds: float = 0.02, topics: Sequence[str] | None = None) -> list[Scaling]:
+    """Measures every algorithm at every batch size with 1 and each of ``threads``."""
+    counts = sorted({1, *threads})
+    stream = list(topics) if topics is not None else ftm_messages()
+    out = []
+    for algorithm in algorithms:
+        m = loaded(algorithm)
+        for batch in batches:
+            rates, ceiling = measure(m, stream, batch, counts, repeats, seconds)
+            out.append(Scaling(algorithm, batch, rates, ceiling))
+    return out
+
+
+def render(results: Sequence[Scaling]) -> str:
+    """One line per algorithm and batch size: M topics/s per thread count and the ratios."""
+    lines = []
+    for s in results:
+        rates = "   ".join(f"{t}t {r / 1e6:6.3f} M/s" for t, r in sorted(s.rates.items()))
+        ratios = "   ".join(f"{t}t/1t {s.ratio(t):4.2f}x (GIL-free work beside: "
+                           f"{s.ceiling_ratio(t):4.2f}x)" for t in sorted(s.rates) if t != 1)
+        lines.append(f"{s.algorithm:17} batch {s.batch:5}   {rates}   {ratios}")
+    return "\n".join(lines)

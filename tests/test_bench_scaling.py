@@ -1,0 +1,36 @@
+"""The lookup_many thread-scaling benchmark measures what it says: every run looks up whole
+batches on the asked thread counts, and its figures and records are consistent."""
+
+from __future__ import annotations
+
+import pytest
+
+from topicmatch.bench import scaling
+from topicmatch.workloads import ftm_messages
+
+
+def test_scaling_reports_each_algorithm_batch_and_thread_count() -> None:
+    topics = ftm_messages()[:400]
+    results = scaling.scaling(["trie", "cstrie"], batches=(10, 100), threads=(2,), repeats=1,
+                              seconds=0.001, topics=topics)
+    assert [(s.algorithm, s.batch) for s in results] == [
+        ("trie", 10), ("trie", 100), ("cstrie", 10), ("cstrie", 100)]
+    for s in results:
+        assert set(s.rates) == {1, 2}
+        assert all(rate > 0 for rate in s.rates.values())
+        assert set(s.ceiling) == {1, 2}
+        assert all(rate > 0 for rate in s.ceiling.values())
+        assert s.ratio(2) == pytest.approx(s.rates[2] / s.rates[1])
+        assert s.ceiling_ratio(2) == pytest.approx(s.ceiling[2] / s.ceiling[1])
+        assert [r.metric for r in s.records()] == [
+            f"lookup_many[{s.batch}]@1t", f"lookup_many[{s.batch}]@2t",
+            f"gil_free_ceiling[{s.batch}]@1t", f"gil_free_ceiling[{s.batch}]@2t"]
+    text = scaling.render(results)
+    assert text.count("\n") == len(results) - 1
+    assert "2t/1t" in text
+
+
+def test_a_batch_larger_than_the_workload_is_refused() -> None:
+    m = scaling.loaded("trie")
+    with pytest.raises(ValueError, match="fewer than 100 topics"):
+        scaling.measure(m, ["a.b"] * 10, 100, (1,), 1, 0.001)
