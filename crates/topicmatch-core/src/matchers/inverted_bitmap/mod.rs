@@ -25,7 +25,7 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::matchers::optimized_bitmap::{split, Acc, Change, Index};
+use crate::matchers::optimized_bitmap::{keys_of, split, topic_hash, Acc, Change, Index, Keys};
 use crate::pattern::Pattern;
 use crate::topic::{parse_topic, Words};
 use door::Doorkeeper;
@@ -81,12 +81,14 @@ impl InvertedBitmapMatcher {
             out.extend_from_slice(&row.ids);
             return Ok(());
         }
+        let mut keys = Keys::new();
+        keys_of(&words, &mut keys);
         let mut acc = Acc::new();
-        if !index.matching_slots(topic, &words, &mut acc) {
+        if !index.matching_slots(topic, &words, &keys, &mut acc) {
             acc.clear();
         }
         let mut resolved = Vec::new();
-        index.resolve(topic, &acc, &mut resolved);
+        index.resolve(topic, topic_hash(&keys), &acc, &mut resolved);
         out.extend_from_slice(&resolved);
         if !self.door.seen_before(topic) {
             return Ok(());
@@ -101,7 +103,7 @@ impl InvertedBitmapMatcher {
 /// Recomputes `row`'s subscribers from its slots and the direct map.
 fn resolve_row(index: &Index, row: &mut Row) {
     row.ids.clear();
-    if let Some(subs) = index.direct.get(row.topic.as_bytes()) {
+    if let Some(subs) = index.direct.get_text(&row.topic) {
         row.ids.extend_from_slice(subs);
     }
     for slot in &row.slots {

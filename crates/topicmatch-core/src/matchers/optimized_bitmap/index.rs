@@ -2,12 +2,10 @@
 //! by topic, wildcard patterns as slots in the per-level rows, and the AMQP patterns the rows
 //! cannot express (`#` before the last word) in a small trie keyed by slot.
 
-use rustc_hash::FxHashMap;
-
-use smallvec::SmallVec;
-
-use super::bits::{self, Acc, Key};
-use super::levels::Levels;
+use super::bits::{self, Acc};
+use super::direct::Direct;
+use super::keys::{topic_hash, WordKey};
+use super::levels::{Levels, SMALL};
 use super::shape::Shape;
 use super::slots::Slots;
 use crate::dialect::Dialect;
@@ -31,7 +29,7 @@ pub(crate) struct Index {
     pub(crate) levels: Levels,
     complex: TrieMatcher,
     complex_live: usize,
-    pub(crate) direct: FxHashMap<Key, SmallVec<[SubscriberId; 2]>>,
+    pub(crate) direct: Direct,
     /// Bumped by every change to the wildcard slots.
     pub(crate) generation: u64,
 }
@@ -51,7 +49,7 @@ impl Index {
             levels: Levels::new(config.dialect),
             complex: TrieMatcher::new(config),
             complex_live: 0,
-            direct: FxHashMap::default(),
+            direct: Direct::new(config.dialect),
             generation: 0,
         }
     }
@@ -63,10 +61,7 @@ impl Index {
     pub(crate) fn insert(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Change {
         if !pattern.has_wildcards() {
             let key = direct_key(self.config.dialect, pattern);
-            self.direct
-                .entry(Key::from_slice(key.as_bytes()))
-                .or_default()
-                .push(subscriber);
+            self.direct.push(&key, subscriber);
             return Change::Direct(key);
         }
         self.generation += 1;
@@ -87,13 +82,10 @@ impl Index {
     pub(crate) fn remove(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Option<Change> {
         if !pattern.has_wildcards() {
             let key = direct_key(self.config.dialect, pattern);
-            let subs = self.direct.get_mut(key.as_bytes())?;
-            let pos = subs.iter().position(|s| *s == subscriber)?;
-            subs.swap_remove(pos);
-            if subs.is_empty() {
-                self.direct.remove(key.as_bytes());
-            }
-            return Some(Change::Direct(key));
+            return self
+                .direct
+                .remove(&key, subscriber)
+                .then_some(Change::Direct(key));
         }
         let (slot, freed) = self.slots.remove(pattern, subscriber)?;
         self.generation += 1;
@@ -116,8 +108,16 @@ impl Index {
     }
 
     /// Leaves in `acc` every wildcard slot matching the validated `topic` (`words`).
-    pub(crate) fn matching_slots(&self, topic: &str, words: &[&str], acc: &mut Acc) -> bool {
-        let mut any = self.levels.matching(words, self.dollar(words), acc);
+    pub(crate) fn matching_slots(
+        &self,
+        topic: &str,
+        words: &[&str],
+        keys: &[WordKey],
+        acc: &mut Acc,
+    ) -> bool {
+        let mut any = self
+            .levels
+            .matching_keyed(words, keys, self.dollar(words), acc);
         if self.complex_live > 0 {
             if !any {
                 acc.clear();
@@ -137,11 +137,19 @@ impl Index {
 
     /// Appends the distinct subscribers of `topic`'s direct entry and of the slots in `acc`.
     /// Short results are kept distinct by a scan as they grow; long ones are sorted once.
-    pub(crate) fn resolve(&self, topic: &str, acc: &[u64], out: &mut Vec<SubscriberId>) {
+    /// `hash`: the topic's [`topic_hash`].
+    #[inline]
+    pub(crate) fn resolve(
+        &self,
+        topic: &str,
+        hash: u64,
+        acc: &[u64],
+        out: &mut Vec<SubscriberId>,
+    ) {
         const SCAN: usize = 32;
         let start = out.len();
         let mut sort = false;
-        if let Some(subs) = self.direct.get(topic.as_bytes()) {
+        if let Some(subs) = self.direct.get(topic, hash) {
             out.extend_from_slice(subs);
         }
         for slot in bits::ones(acc) {
@@ -165,12 +173,30 @@ impl Index {
     }
 
     /// Appends the distinct subscribers matching the validated `topic` (`words`).
-    pub(crate) fn lookup(&self, topic: &str, words: &[&str], out: &mut Vec<SubscriberId>) {
+    /// `keys`: the words' keys. Rows of at most [`SMALL`] words are ANDed in a fixed array.
+    #[inline]
+    pub(crate) fn lookup(
+        &self,
+        topic: &str,
+        words: &[&str],
+        keys: &[WordKey],
+        out: &mut Vec<SubscriberId>,
+    ) {
+        let hash = topic_hash(keys);
+        if self.complex_live == 0 && self.levels.width() <= SMALL {
+            let mut acc = [0u64; SMALL];
+            let any = self
+                .levels
+                .matching_small(words, keys, self.dollar(words), &mut acc);
+            let width = if any { self.levels.width() } else { 0 };
+            self.resolve(topic, hash, &acc[..width], out);
+            return;
+        }
         let mut acc = Acc::new();
-        if !self.matching_slots(topic, words, &mut acc) {
+        if !self.matching_slots(topic, words, keys, &mut acc) {
             acc.clear();
         }
-        self.resolve(topic, &acc, out);
+        self.resolve(topic, hash, &acc, out);
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
@@ -189,16 +215,6 @@ impl Index {
 
     /// Approximate heap bytes: rows, slot table, direct map (for the memory benchmark).
     pub(crate) fn heap_bytes(&self) -> usize {
-        let slots: usize = self
-            .slots
-            .iter()
-            .map(|(_, s)| 64 + s.subs.capacity() * 8 + s.pattern.words().len() * 24)
-            .sum();
-        let direct: usize = self
-            .direct
-            .iter()
-            .map(|(k, v)| k.len() + 40 + v.capacity() * 8)
-            .sum();
-        self.levels.heap_bytes() + slots + direct
+        self.levels.heap_bytes() + self.slots.heap_bytes() + self.direct.heap_bytes()
     }
 }

@@ -13,8 +13,10 @@
 //! One read-write lock guards the index; lookups share it.
 
 mod bits;
+mod direct;
 mod filter;
 mod index;
+mod keys;
 mod levels;
 mod shape;
 pub mod simd;
@@ -31,6 +33,7 @@ use filter::Filter;
 pub(crate) use index::{Change, Index};
 
 pub(crate) use bits::{ones, Acc};
+pub(crate) use keys::{keys_of, topic_hash, Keys};
 pub(crate) use words::split;
 
 /// Per-level inverted bitmaps behind a read-write lock.
@@ -107,22 +110,19 @@ impl Matcher for OptimizedBitmapMatcher {
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
         let mut words = Words::new();
         split(&self.config, topic, &mut words)?;
-        self.inner.read().lookup(topic, &words, out);
+        let mut keys = Keys::new();
+        keys_of(&words, &mut keys);
+        self.inner.read().lookup(topic, &words, &keys, out);
         Ok(())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
-        // A direct key is a valid pattern without wildcards, and every such text within the
-        // byte limit is a valid topic of the same dialect and limits: a hit needs no parse.
-        if topic.len() <= self.config.limits.max_topic_bytes
-            && self.inner.read().direct.contains_key(topic.as_bytes())
-        {
-            return Ok(true);
-        }
         let mut words = Words::new();
         split(&self.config, topic, &mut words)?;
+        let mut keys = Keys::new();
+        keys_of(&words, &mut keys);
         let index = self.inner.read();
-        if index.direct.contains_key(topic.as_bytes()) {
+        if index.direct.get(topic, topic_hash(&keys)).is_some() {
             return Ok(true);
         }
         let dollar = index.dollar(&words);
