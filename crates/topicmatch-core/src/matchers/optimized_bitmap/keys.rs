@@ -11,7 +11,7 @@ use smallvec::SmallVec;
 use crate::topic::INLINE_WORDS;
 
 /// Longest word that packs into a [`WordKey`].
-const PACKED_BYTES: usize = 7;
+pub(crate) const PACKED_BYTES: usize = 7;
 
 /// A multiplier with well-spread bits (the golden ratio in 64 bits).
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -39,21 +39,36 @@ impl WordKey {
     pub(crate) fn of(word: &str) -> WordKey {
         let bytes = word.as_bytes();
         if bytes.len() <= PACKED_BYTES {
-            let mut packed = (bytes.len() as u64 + 1) << 56;
+            let mut packed = 0;
             for (i, &b) in bytes.iter().enumerate() {
                 packed |= u64::from(b) << (8 * i);
             }
-            WordKey {
-                packed,
-                hash: fold_mul(packed, K),
-            }
+            WordKey::packed(packed, bytes.len())
         } else {
-            let mut h = FxHasher::default();
-            h.write(bytes);
-            WordKey {
-                packed: 0,
-                hash: fold_mul(h.finish(), K),
-            }
+            WordKey::long(word)
+        }
+    }
+
+    /// The key of a word of `len` (at most [`PACKED_BYTES`]) bytes, given its bytes packed
+    /// little-endian into `bytes`.
+    #[inline]
+    pub(crate) fn packed(bytes: u64, len: usize) -> WordKey {
+        debug_assert!(len <= PACKED_BYTES);
+        let packed = bytes | (len as u64 + 1) << 56;
+        WordKey {
+            packed,
+            hash: fold_mul(packed, K),
+        }
+    }
+
+    /// The key of a word longer than [`PACKED_BYTES`].
+    #[inline]
+    pub(crate) fn long(word: &str) -> WordKey {
+        let mut h = FxHasher::default();
+        h.write(word.as_bytes());
+        WordKey {
+            packed: 0,
+            hash: fold_mul(h.finish(), K),
         }
     }
 

@@ -34,7 +34,7 @@ pub(crate) use index::{Change, Index};
 
 pub(crate) use bits::{ones, Acc};
 pub(crate) use keys::{keys_of, topic_hash, Keys};
-pub(crate) use words::split;
+pub(crate) use words::{split, Split};
 
 /// Per-level inverted bitmaps behind a read-write lock.
 pub struct OptimizedBitmapMatcher {
@@ -108,6 +108,12 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        if let Some(split) = Split::plain(&self.config, topic) {
+            self.inner
+                .read()
+                .lookup(topic, split.words(), split.keys(), out);
+            return Ok(());
+        }
         let mut words = Words::new();
         split(&self.config, topic, &mut words)?;
         let mut keys = Keys::new();
