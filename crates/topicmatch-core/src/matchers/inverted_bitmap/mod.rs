@@ -25,9 +25,9 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::matchers::optimized_bitmap::{keys_of, split, topic_hash, Acc, Change, Index, Keys};
+use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Index};
 use crate::pattern::Pattern;
-use crate::topic::{parse_topic, Words};
+use crate::topic::parse_topic;
 use door::Doorkeeper;
 use table::{Ids, Row, RowTable};
 
@@ -74,29 +74,26 @@ impl InvertedBitmapMatcher {
     }
 
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let mut words = Words::new();
-        split(&self.config, topic, &mut words)?;
-        let index = self.index.read();
-        if let Some(row) = self.rows.read().get(topic) {
-            out.extend_from_slice(&row.ids);
-            return Ok(());
-        }
-        let mut keys = Keys::new();
-        keys_of(&words, &mut keys);
-        let mut acc = Acc::new();
-        if !index.matching_slots(topic, &words, &keys, &mut acc) {
-            acc.clear();
-        }
-        let mut resolved = Vec::new();
-        index.resolve(topic, topic_hash(&keys), &acc, &mut resolved);
-        out.extend_from_slice(&resolved);
-        if !self.door.seen_before(topic) {
-            return Ok(());
-        }
-        let ids = Ids::from_vec(resolved);
-        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
-        self.rows.write().insert(Row::new(topic, slots, ids));
-        Ok(())
+        with_keys(&self.config, topic, |words, keys| {
+            let index = self.index.read();
+            if let Some(row) = self.rows.read().get(topic) {
+                out.extend_from_slice(&row.ids);
+                return;
+            }
+            let mut acc = Acc::new();
+            if !index.matching_slots(topic, words, keys, &mut acc) {
+                acc.clear();
+            }
+            let mut resolved = Vec::new();
+            index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
+            out.extend_from_slice(&resolved);
+            if !self.door.seen_before(topic) {
+                return;
+            }
+            let ids = Ids::from_vec(resolved);
+            let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+            self.rows.write().insert(Row::new(topic, slots, ids));
+        })
     }
 }
 

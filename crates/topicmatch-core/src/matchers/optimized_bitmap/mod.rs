@@ -28,13 +28,13 @@ use parking_lot::RwLock;
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
-use crate::topic::Words;
+use crate::topic::parse_topic;
 use filter::Filter;
 pub(crate) use index::{Change, Index};
 
 pub(crate) use bits::{ones, Acc};
-pub(crate) use keys::{keys_of, topic_hash, Keys};
-pub(crate) use words::{split, Split};
+pub(crate) use keys::{keys_of, topic_hash, Keys, WordKey};
+use words::Split;
 
 /// Per-level inverted bitmaps behind a read-write lock.
 pub struct OptimizedBitmapMatcher {
@@ -108,30 +108,37 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        if let Some(split) = Split::plain(&self.config, topic) {
-            self.inner
-                .read()
-                .lookup(topic, split.words(), split.keys(), out);
-            return Ok(());
-        }
-        let mut words = Words::new();
-        split(&self.config, topic, &mut words)?;
-        let mut keys = Keys::new();
-        keys_of(&words, &mut keys);
-        self.inner.read().lookup(topic, &words, &keys, out);
-        Ok(())
+        with_keys(&self.config, topic, |words, keys| {
+            self.inner.read().lookup(topic, words, keys, out);
+        })
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
-        let mut words = Words::new();
-        split(&self.config, topic, &mut words)?;
-        let mut keys = Keys::new();
-        keys_of(&words, &mut keys);
-        let index = self.inner.read();
-        if index.direct.get(topic, topic_hash(&keys)).is_some() {
-            return Ok(true);
-        }
-        let dollar = index.dollar(&words);
-        Ok(self.with_filter(&index, |f| f.any(&words, dollar)) || index.complex_matches(topic))
+        with_keys(&self.config, topic, |words, keys| {
+            let index = self.inner.read();
+            if index.direct.get(topic, topic_hash(keys)).is_some() {
+                return true;
+            }
+            let dollar = index.dollar(words);
+            self.with_filter(&index, |f| f.any(words, dollar)) || index.complex_matches(topic)
+        })
     }
+}
+
+/// Validates `topic` and calls `f` with its words and their keys: split in one pass into fixed
+/// arrays when the topic is plainly valid, else by [`parse_topic`] (which reports the error).
+#[inline]
+pub(crate) fn with_keys<R>(
+    config: &Config,
+    topic: &str,
+    f: impl FnOnce(&[&str], &[WordKey]) -> R,
+) -> Result<R> {
+    let mut fast = Split::new();
+    if fast.fill(config, topic) {
+        return Ok(f(fast.words(), fast.keys()));
+    }
+    let words = parse_topic(config.dialect, &config.limits, topic)?;
+    let mut keys = Keys::new();
+    keys_of(&words, &mut keys);
+    Ok(f(&words, &keys))
 }
