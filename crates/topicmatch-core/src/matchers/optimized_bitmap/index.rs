@@ -4,8 +4,9 @@
 
 use super::bits::{self, Acc};
 use super::direct::Direct;
-use super::keys::{topic_hash, WordKey};
+use super::keys::{topic_hash, TopicHash, WordKey, PACKED_BYTES};
 use super::levels::{Levels, SMALL};
+use super::words::bytes_of;
 use super::shape::Shape;
 use super::slots::Slots;
 use crate::dialect::Dialect;
@@ -199,6 +200,79 @@ impl Index {
         self.resolve(topic, hash, &acc, out);
     }
 
+    /// The lookup of a small index (rows of at most [`SMALL`] words, no complex pattern) in
+    /// one pass over `topic`'s bytes that validates, splits, keys each word and ANDs its
+    /// level's row as soon as the word ends (AND commutes, so the length row comes last),
+    /// folding the direct map's hash on the way: no word list is kept. Once nothing is left
+    /// the remaining words are only validated and hashed. Returns false, having appended
+    /// nothing, when the index is not small or the topic is not plainly valid: the general
+    /// path (and `parse_topic`) then decide.
+    #[inline]
+    pub(crate) fn lookup_small(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
+        if self.complex_live > 0 || self.levels.width() > SMALL {
+            return false;
+        }
+        let config = &self.config;
+        let bytes = topic.as_bytes();
+        if bytes.is_empty() || bytes.len() > config.limits.max_topic_bytes {
+            return false;
+        }
+        let (sep, table) = bytes_of(config.dialect);
+        let nats = config.dialect == Dialect::Nats;
+        let dollar = config.dialect == Dialect::Mqtt && bytes[0] == b'$';
+        let mut acc = self.levels.small_start();
+        let mut hash = TopicHash::default();
+        let mut level = 0;
+        let mut start = 0;
+        let mut packed = 0u64;
+        let mut end_word = |level: usize, start: usize, end: usize, packed: u64| {
+            let word = &topic[start..end];
+            let key = if end - start <= PACKED_BYTES {
+                WordKey::packed(packed, end - start)
+            } else {
+                WordKey::long(word)
+            };
+            hash.push(&key);
+            if let Some(a) = acc.as_mut() {
+                if !self.levels.small_step(a, level, word, &key, dollar && level == 0) {
+                    acc = None;
+                }
+            }
+        };
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == sep {
+                if nats && i == start {
+                    return false;
+                }
+                end_word(level, start, i, packed);
+                level += 1;
+                start = i + 1;
+                packed = 0;
+            } else if table[b as usize] {
+                return false;
+            } else if i - start < PACKED_BYTES {
+                packed |= u64::from(b) << (8 * (i - start));
+            }
+        }
+        if nats && start == bytes.len() {
+            return false;
+        }
+        end_word(level, start, bytes.len(), packed);
+        let len = level + 1;
+        if len > config.limits.max_levels {
+            return false;
+        }
+        let mut acc = acc;
+        let mut slots: &[u64] = &[];
+        if let Some(a) = acc.as_mut() {
+            if self.levels.small_finish(a, len) {
+                slots = &a[..self.levels.width()];
+            }
+        }
+        self.resolve(topic, hash.finish(len), slots, out);
+        true
+    }
+
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
     pub(crate) fn complex_matches(&self, topic: &str) -> bool {
         self.complex_live > 0
@@ -216,5 +290,62 @@ impl Index {
     /// Approximate heap bytes: rows, slot table, direct map (for the memory benchmark).
     pub(crate) fn heap_bytes(&self) -> usize {
         self.levels.heap_bytes() + self.slots.heap_bytes() + self.direct.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::matchers::optimized_bitmap::with_keys;
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof!["[ab$]{0,2}", "[ab]{8,9}", Just("*".to_owned()), Just("#".to_owned())]
+    }
+
+    proptest! {
+        /// The one-pass small lookup answers exactly as the general path does, in every
+        /// dialect, whenever it answers.
+        #[test]
+        fn small_lookup_agrees_with_general_path(
+            patterns in prop::collection::vec(prop::collection::vec(word(), 1..4), 0..12),
+            topics in prop::collection::vec("[ab$./ ]{0,12}", 1..12),
+        ) {
+            for dialect in crate::dialect::Dialect::ALL {
+                let config = Config::new(dialect);
+                let mut index = Index::new(config);
+                for (i, words) in patterns.iter().enumerate() {
+                    let sep = char::from(dialect.separator()).to_string();
+                    let text = words
+                        .iter()
+                        .map(|w| match (dialect, w.as_str()) {
+                            (Dialect::Mqtt, "*") => "+",
+                            (Dialect::Nats, "#") => ">",
+                            _ => w,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(&sep);
+                    if let Ok(p) = Pattern::parse(dialect, &config.limits, &text) {
+                        if index.slots.find(&p).is_none() || !p.has_wildcards() {
+                            index.insert(&p, i as u64);
+                        }
+                    }
+                }
+                for topic in &topics {
+                    let topic = topic.replace(['.', '/'], &char::from(dialect.separator()).to_string());
+                    let mut fast = Vec::new();
+                    if !index.lookup_small(&topic, &mut fast) {
+                        continue;
+                    }
+                    let mut slow = Vec::new();
+                    with_keys(&config, &topic, |w, k| index.lookup(&topic, w, k, &mut slow))
+                        .expect("the small path only answers valid topics");
+                    fast.sort_unstable();
+                    slow.sort_unstable();
+                    prop_assert_eq!(fast, slow);
+                }
+            }
+        }
     }
 }

@@ -95,11 +95,28 @@ pub(crate) fn keys_of(words: &[&str], keys: &mut Keys) {
 /// The hash of a whole topic from its words' keys (what the direct map is keyed by).
 #[inline]
 pub(crate) fn topic_hash(keys: &[WordKey]) -> u64 {
-    let mut h = keys.len() as u64;
+    let mut h = TopicHash::default();
     for k in keys {
-        h = fold_mul(h ^ k.hash, K);
+        h.push(k);
     }
-    h
+    h.finish(keys.len())
+}
+
+/// [`topic_hash`] computed a word at a time, for a pass that does not keep the words.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TopicHash(u64);
+
+impl TopicHash {
+    #[inline]
+    pub(crate) fn push(&mut self, key: &WordKey) {
+        self.0 = fold_mul(self.0 ^ key.hash, K);
+    }
+
+    /// The hash of the `words` words pushed.
+    #[inline]
+    pub(crate) fn finish(self, words: usize) -> u64 {
+        fold_mul(self.0 ^ words as u64, K)
+    }
 }
 
 #[cfg(test)]

@@ -334,6 +334,46 @@ impl Levels {
         acc.iter().any(|w| *w != 0)
     }
 
+    /// The start of a one-pass walk ([`small_step`](Self::small_step)) when rows are at most
+    /// [`SMALL`] words wide: every slot, until the levels and the length narrow it.
+    #[inline]
+    pub(crate) fn small_start(&self) -> Option<[u64; SMALL]> {
+        (self.width <= SMALL && !self.per_level.is_empty()).then_some([u64::MAX; SMALL])
+    }
+
+    /// ANDs level `i`'s row of `word` (key `key`) into `acc`; whether anything is left.
+    /// `dollar`: `word` is the first level of an MQTT `$` topic.
+    #[inline]
+    pub(crate) fn small_step(
+        &self,
+        acc: &mut [u64; SMALL],
+        i: usize,
+        word: &str,
+        key: &WordKey,
+        dollar: bool,
+    ) -> bool {
+        let Some(level) = self.per_level.get(i) else {
+            return true;
+        };
+        if dollar {
+            level.and_literal(word, acc)
+        } else {
+            and_small(acc, level.row_keyed(word, key))
+        }
+    }
+
+    /// Ends a walk over a topic of `len` words: its length row and, past the deepest level,
+    /// the multi-word wildcards; whether any slot matches.
+    #[inline]
+    pub(crate) fn small_finish(&self, acc: &mut [u64; SMALL], len: usize) -> bool {
+        let depth = self.per_level.len();
+        let any = and_small(acc, &self.null[len.min(depth)]);
+        if len > depth {
+            return and_small(acc, &self.per_level[depth - 1].multi);
+        }
+        any
+    }
+
     /// Whether any slot matches `topic`, evaluated one 64-slot column at a time from the left
     /// (the lowest slots first), so a match among the leftmost slots ends the work early.
     pub(crate) fn any(&self, topic: &[&str], dollar: bool) -> bool {

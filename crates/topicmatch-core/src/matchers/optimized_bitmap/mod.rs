@@ -108,8 +108,12 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        let index = self.inner.read();
+        if index.lookup_small(topic, out) {
+            return Ok(());
+        }
         with_keys(&self.config, topic, |words, keys| {
-            self.inner.read().lookup(topic, words, keys, out);
+            index.lookup(topic, words, keys, out);
         })
     }
 

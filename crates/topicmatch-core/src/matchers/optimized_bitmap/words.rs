@@ -34,6 +34,16 @@ const AMQP: [bool; 256] = suspicious(Dialect::Amqp);
 const MQTT: [bool; 256] = suspicious(Dialect::Mqtt);
 const NATS: [bool; 256] = suspicious(Dialect::Nats);
 
+/// `dialect`'s separator and its table of bytes the fast paths leave to `parse_topic`.
+#[inline]
+pub(crate) fn bytes_of(dialect: Dialect) -> (u8, &'static [bool; 256]) {
+    match dialect {
+        Dialect::Amqp => (b'.', &AMQP),
+        Dialect::Mqtt => (b'/', &MQTT),
+        Dialect::Nats => (b'.', &NATS),
+    }
+}
+
 /// A plainly valid topic of at most [`INLINE_WORDS`] words, split and keyed in one pass over
 /// its bytes into fixed arrays (no growable vectors on the lookup path).
 pub(crate) struct Split<'a> {
@@ -72,11 +82,7 @@ impl<'a> Split<'a> {
         if bytes.is_empty() {
             return config.dialect == Dialect::Amqp;
         }
-        let (sep, table) = match config.dialect {
-            Dialect::Amqp => (b'.', &AMQP),
-            Dialect::Mqtt => (b'/', &MQTT),
-            Dialect::Nats => (b'.', &NATS),
-        };
+        let (sep, table) = bytes_of(config.dialect);
         let mut start = 0;
         let mut packed = 0u64;
         for (i, &b) in bytes.iter().enumerate() {
