@@ -209,13 +209,33 @@ impl Index {
     /// path (and `parse_topic`) then decide.
     #[inline]
     pub(crate) fn lookup_small(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
-        if self.complex_live > 0 || self.levels.width() > SMALL {
+        let Some((acc, hash)) = self.walk_small(topic) else {
             return false;
+        };
+        let slots = acc.as_ref().map_or(&[][..], |a| &a[..self.levels.width()]);
+        self.resolve(topic, hash, slots, out);
+        true
+    }
+
+    /// `matches_any` by the same pass as [`lookup_small`](Self::lookup_small); `None` when
+    /// that pass does not apply.
+    #[inline]
+    pub(crate) fn any_small(&self, topic: &str) -> Option<bool> {
+        let (acc, hash) = self.walk_small(topic)?;
+        Some(acc.is_some() || self.direct.get(topic, hash).is_some())
+    }
+
+    /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
+    /// and the direct map's hash of `topic`, or `None` if it does not apply.
+    #[inline]
+    fn walk_small(&self, topic: &str) -> Option<(Option<[u64; SMALL]>, u64)> {
+        if self.complex_live > 0 || self.levels.width() > SMALL {
+            return None;
         }
         let config = &self.config;
         let bytes = topic.as_bytes();
         if bytes.is_empty() || bytes.len() > config.limits.max_topic_bytes {
-            return false;
+            return None;
         }
         let (sep, table) = bytes_of(config.dialect);
         let nats = config.dialect == Dialect::Nats;
@@ -242,35 +262,33 @@ impl Index {
         for (i, &b) in bytes.iter().enumerate() {
             if b == sep {
                 if nats && i == start {
-                    return false;
+                    return None;
                 }
                 end_word(level, start, i, packed);
                 level += 1;
                 start = i + 1;
                 packed = 0;
             } else if table[b as usize] {
-                return false;
+                return None;
             } else if i - start < PACKED_BYTES {
                 packed |= u64::from(b) << (8 * (i - start));
             }
         }
         if nats && start == bytes.len() {
-            return false;
+            return None;
         }
         end_word(level, start, bytes.len(), packed);
         let len = level + 1;
         if len > config.limits.max_levels {
-            return false;
+            return None;
         }
         let mut acc = acc;
-        let mut slots: &[u64] = &[];
         if let Some(a) = acc.as_mut() {
-            if self.levels.small_finish(a, len) {
-                slots = &a[..self.levels.width()];
+            if !self.levels.small_finish(a, len) {
+                acc = None;
             }
         }
-        self.resolve(topic, hash.finish(len), slots, out);
-        true
+        Some((acc, hash.finish(len)))
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
@@ -305,8 +323,8 @@ mod tests {
     }
 
     proptest! {
-        /// The one-pass small lookup answers exactly as the general path does, in every
-        /// dialect, whenever it answers.
+        /// The one-pass small lookup (and `any_small`) answers exactly as the general path
+        /// does, in every dialect, whenever it answers.
         #[test]
         fn small_lookup_agrees_with_general_path(
             patterns in prop::collection::vec(prop::collection::vec(word(), 1..4), 0..12),
@@ -341,6 +359,7 @@ mod tests {
                     let mut slow = Vec::new();
                     with_keys(&config, &topic, |w, k| index.lookup(&topic, w, k, &mut slow))
                         .expect("the small path only answers valid topics");
+                    prop_assert_eq!(index.any_small(&topic), Some(!slow.is_empty()));
                     fast.sort_unstable();
                     slow.sort_unstable();
                     prop_assert_eq!(fast, slow);

@@ -8,7 +8,10 @@
 //!   64-bit words in AVX2 batches when the CPU has them ([`simd`]), stops as soon as nothing is
 //!   left, and reads the set bits with trailing-zero counts ([`bits`]).
 //! - AMQP patterns with `#` before their last word go to a small trie keyed by column.
-//! - `matches_any` uses a separate, lazily rebuilt filter ([`filter`]).
+//! - Small indexes (rows of at most 256 slots, no trie-held pattern) answer `lookup_into` and
+//!   `matches_any` in one pass over the topic's bytes that validates, splits, keys each word
+//!   and ANDs its row as the word ends ([`Index::lookup_small`]); the rest split first.
+//! - Otherwise `matches_any` uses a separate, lazily rebuilt filter ([`filter`]).
 //!
 //! One read-write lock guards the index; lookups share it.
 
@@ -118,8 +121,11 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
+        let index = self.inner.read();
+        if let Some(any) = index.any_small(topic) {
+            return Ok(any);
+        }
         with_keys(&self.config, topic, |words, keys| {
-            let index = self.inner.read();
             if index.direct.get(topic, topic_hash(keys)).is_some() {
                 return true;
             }
