@@ -372,7 +372,11 @@ fn cache_capacity_is_carried_and_refused_elsewhere() {
 
     for &algorithm in Algorithm::ALL {
         let made = Engine::with_config(algorithm, config);
-        assert_eq!(made.is_ok(), algorithm == Algorithm::InvertedBitmap, "{algorithm:?}");
+        assert_eq!(
+            made.is_ok(),
+            algorithm == Algorithm::InvertedBitmap,
+            "{algorithm:?}"
+        );
     }
     config.cache_capacity = Some(0);
     assert!(Engine::with_config(Algorithm::InvertedBitmap, config).is_err());

@@ -46,7 +46,9 @@ impl Direct {
             return None;
         }
         self.table
-            .find(hash, |t| t.hash == hash && t.text.as_slice() == topic.as_bytes())
+            .find(hash, |t| {
+                t.hash == hash && t.text.as_slice() == topic.as_bytes()
+            })
             .map(|t| t.subs.as_slice())
     }
 
@@ -81,10 +83,9 @@ impl Direct {
     /// Removes `subscriber` from `topic`; returns whether it was there.
     pub(crate) fn remove(&mut self, topic: &str, subscriber: SubscriberId) -> bool {
         let hash = self.hash_of(topic);
-        let Ok(mut entry) = self
-            .table
-            .find_entry(hash, |t| t.hash == hash && t.text.as_slice() == topic.as_bytes())
-        else {
+        let Ok(mut entry) = self.table.find_entry(hash, |t| {
+            t.hash == hash && t.text.as_slice() == topic.as_bytes()
+        }) else {
             return false;
         };
         let subs = &mut entry.get_mut().subs;

@@ -6,9 +6,9 @@ use super::bits::{self, Acc};
 use super::direct::Direct;
 use super::keys::{topic_hash, TopicHash, WordKey, PACKED_BYTES};
 use super::levels::{Levels, SMALL};
-use super::words::bytes_of;
 use super::shape::Shape;
 use super::slots::Slots;
+use super::words::bytes_of;
 use crate::dialect::Dialect;
 use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
 use crate::matchers::trie::TrieMatcher;
@@ -140,13 +140,7 @@ impl Index {
     /// Short results are kept distinct by a scan as they grow; long ones are sorted once.
     /// `hash`: the topic's [`topic_hash`].
     #[inline]
-    pub(crate) fn resolve(
-        &self,
-        topic: &str,
-        hash: u64,
-        acc: &[u64],
-        out: &mut Vec<SubscriberId>,
-    ) {
+    pub(crate) fn resolve(&self, topic: &str, hash: u64, acc: &[u64], out: &mut Vec<SubscriberId>) {
         const SCAN: usize = 32;
         let start = out.len();
         let mut sort = false;
@@ -254,7 +248,10 @@ impl Index {
             };
             hash.push(&key);
             if let Some(a) = acc.as_mut() {
-                if !self.levels.small_step(a, level, word, &key, dollar && level == 0) {
+                if !self
+                    .levels
+                    .small_step(a, level, word, &key, dollar && level == 0)
+                {
                     acc = None;
                 }
             }
@@ -319,7 +316,12 @@ mod tests {
     use crate::matchers::optimized_bitmap::with_keys;
 
     fn word() -> impl Strategy<Value = String> {
-        prop_oneof!["[ab$]{0,2}", "[ab]{8,9}", Just("*".to_owned()), Just("#".to_owned())]
+        prop_oneof![
+            "[ab$]{0,2}",
+            "[ab]{8,9}",
+            Just("*".to_owned()),
+            Just("#".to_owned())
+        ]
     }
 
     proptest! {

@@ -161,7 +161,10 @@ mod tests {
     fn split_leaves_long_topics_to_the_slow_path() {
         let config = Config::new(Dialect::Amqp);
         let at_most = vec!["w"; INLINE_WORDS].join(".");
-        assert_eq!(Split::plain(&config, &at_most).map(|s| s.words().len()), Some(INLINE_WORDS));
+        assert_eq!(
+            Split::plain(&config, &at_most).map(|s| s.words().len()),
+            Some(INLINE_WORDS)
+        );
         let more = vec!["w"; INLINE_WORDS + 1].join(".");
         assert!(Split::plain(&config, &more).is_none());
         let words = parse_topic(config.dialect, &config.limits, &more).unwrap();
