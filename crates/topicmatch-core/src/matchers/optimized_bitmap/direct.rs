@@ -6,7 +6,7 @@ use hashbrown::hash_table::{Entry, HashTable};
 use smallvec::SmallVec;
 
 use super::bits::Key;
-use super::keys::{topic_hash, Keys, WordKey};
+use super::keys::{topic_hash, Keys, TopicHash, WordKey, PACKED_BYTES};
 use crate::dialect::Dialect;
 use crate::matcher::SubscriberId;
 use crate::topic::split_words;
@@ -37,6 +37,44 @@ impl Direct {
     pub(crate) fn hash_of(&self, topic: &str) -> u64 {
         let keys: Keys = split_words(self.dialect, topic).map(WordKey::of).collect();
         topic_hash(&keys)
+    }
+
+    /// Whether `topic` is a direct key, hashed in one pass over its bytes without validating
+    /// it: every key is a valid topic, so a hit needs no validation (and a miss decides
+    /// nothing about validity).
+    #[inline]
+    pub(crate) fn contains_unchecked(&self, topic: &str) -> bool {
+        if self.table.is_empty() {
+            return false;
+        }
+        let bytes = topic.as_bytes();
+        let sep = self.dialect.separator();
+        let mut hash = TopicHash::default();
+        let mut words = 0;
+        if !bytes.is_empty() {
+            let mut start = 0;
+            let mut packed = 0u64;
+            let mut end_word = |start: usize, end: usize, packed: u64| {
+                hash.push(&if end - start <= PACKED_BYTES {
+                    WordKey::packed(packed, end - start)
+                } else {
+                    WordKey::long(&topic[start..end])
+                });
+            };
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == sep {
+                    end_word(start, i, packed);
+                    words += 1;
+                    start = i + 1;
+                    packed = 0;
+                } else if i - start < PACKED_BYTES {
+                    packed |= u64::from(b) << (8 * (i - start));
+                }
+            }
+            end_word(start, bytes.len(), packed);
+            words += 1;
+        }
+        self.get(topic, hash.finish(words)).is_some()
     }
 
     /// The subscribers of `topic`, whose [`hash_of`](Self::hash_of) is `hash`.
@@ -108,5 +146,31 @@ impl Direct {
             .iter()
             .map(|t| t.text.len() + 48 + t.subs.capacity() * 8)
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// The one-pass hash finds exactly the keys the word-by-word hash stored.
+        #[test]
+        fn contains_unchecked_agrees_with_get_text(
+            keys in prop::collection::vec("[ab./é]{0,10}", 1..6),
+            probes in prop::collection::vec("[ab./é]{0,10}", 1..6),
+        ) {
+            for dialect in Dialect::ALL {
+                let mut direct = Direct::new(dialect);
+                for k in &keys {
+                    direct.push(k, 1);
+                }
+                for t in keys.iter().chain(&probes) {
+                    prop_assert_eq!(direct.contains_unchecked(t), direct.get_text(t).is_some());
+                }
+            }
+        }
     }
 }

@@ -122,6 +122,13 @@ impl Matcher for OptimizedBitmapMatcher {
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
         let index = self.inner.read();
+        // A direct key is a valid pattern without wildcards, and every such text within the
+        // byte limit is a valid topic of the same dialect and limits: a hit needs no parse.
+        if topic.len() <= self.config.limits.max_topic_bytes
+            && index.direct.contains_unchecked(topic)
+        {
+            return Ok(true);
+        }
         if let Some(any) = index.any_small(topic) {
             return Ok(any);
         }
