@@ -117,7 +117,7 @@ fn could_match(pattern: &Pattern) -> impl Fn(TopicShape) -> bool {
             shape.words == fixed
         } else {
             shape.words >= fixed
-        }) && first.is_none_or(|h| shape.first == h)
+        }) && first.map_or(true, |h| shape.first == h)
     }
 }
 

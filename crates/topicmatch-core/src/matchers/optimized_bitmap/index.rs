@@ -168,7 +168,7 @@ impl Index {
     }
 
     /// Appends the distinct subscribers matching the validated `topic` (`words`).
-    /// `keys`: the words' keys. Rows of at most [`SMALL`] words are ANDed in a fixed array.
+    /// `keys`: the words' keys. Rows of at most [`SMALL`] words are combined in a fixed array.
     #[inline]
     pub(crate) fn lookup(
         &self,
@@ -279,7 +279,6 @@ impl Index {
         if len > config.limits.max_levels {
             return None;
         }
-        let mut acc = acc;
         if let Some(a) = acc.as_mut() {
             if !self.levels.small_finish(a, len) {
                 acc = None;
