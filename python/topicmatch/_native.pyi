@@ -61,11 +61,14 @@ class Matcher:
         max_topic_bytes: int | None = None,
         max_levels: int | None = None,
         max_subscriptions: int | None = None,
+        cache_capacity: int | None = None,
     ) -> Matcher: ...
     @property
     def dialect(self) -> str: ...
     @property
     def algorithm(self) -> str: ...
+    @property
+    def cache_capacity(self) -> int | None: ...
     @property
     def limits(self) -> dict[str, int | None]: ...
     def subscribe(
@@ -130,6 +133,7 @@ def _restore_matcher(
     subscriptions: list[tuple[int, str, Any]],
     next_id: int,
     filters: list[tuple[int, Any, Any]] = ...,
+    cache_capacity: int | None = None,
 ) -> Matcher: ...
 def _restore_field_matcher(
     subscriptions: list[tuple[int, Any, Any, Any]],

@@ -52,12 +52,34 @@ pub struct Engine {
 impl Engine {
     /// A new, empty engine.
     pub fn new(dialect: Dialect, algorithm: Algorithm, limits: Limits) -> Result<Self> {
+        let mut config = Config::new(dialect);
+        config.limits = limits;
+        Engine::with_config(algorithm, config)
+    }
+
+    /// A new, empty engine with every setting of `config`. `cache_capacity` is only accepted
+    /// for `inverted_bitmap` (the one algorithm caching rows per topic) and must be positive.
+    pub fn with_config(algorithm: Algorithm, config: Config) -> Result<Self> {
+        let limits = config.limits;
         if limits.max_topic_bytes == 0 || limits.max_levels == 0 {
             return Err(Error::InvalidArgument(
                 "max_topic_bytes and max_levels must be at least 1".into(),
             ));
         }
-        let config = Config { dialect, limits };
+        match config.cache_capacity {
+            Some(_) if algorithm != Algorithm::InvertedBitmap => {
+                return Err(Error::InvalidArgument(format!(
+                    "cache_capacity applies only to algorithm 'inverted_bitmap', not '{}'",
+                    algorithm.name()
+                )));
+            }
+            Some(0) => {
+                return Err(Error::InvalidArgument(
+                    "cache_capacity must be at least 1".into(),
+                ));
+            }
+            _ => {}
+        }
         Ok(Engine {
             config,
             algorithm,
@@ -77,6 +99,11 @@ impl Engine {
     /// The algorithm.
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm
+    }
+
+    /// The row-cache bound it was built with (`None`: the algorithm's default).
+    pub fn cache_capacity(&self) -> Option<usize> {
+        self.config.cache_capacity
     }
 
     /// The limits in force.
@@ -354,7 +381,20 @@ impl Engine {
         filters: &[(SubscriptionId, Arc<Filter>)],
         next_id: SubscriptionId,
     ) -> Result<Self> {
-        let engine = Engine::new(dialect, algorithm, limits)?;
+        let mut config = Config::new(dialect);
+        config.limits = limits;
+        Engine::restore_config(algorithm, config, subscriptions, filters, next_id)
+    }
+
+    /// [`restore_filtered`](Self::restore_filtered) with every setting of `config`.
+    pub fn restore_config(
+        algorithm: Algorithm,
+        config: Config,
+        subscriptions: &[Subscription],
+        filters: &[(SubscriptionId, Arc<Filter>)],
+        next_id: SubscriptionId,
+    ) -> Result<Self> {
+        let engine = Engine::with_config(algorithm, config)?;
         let filters: FxHashMap<SubscriptionId, &Arc<Filter>> =
             filters.iter().map(|(id, f)| (*id, f)).collect();
         {

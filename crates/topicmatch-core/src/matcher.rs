@@ -15,6 +15,9 @@ pub struct Config {
     pub dialect: Dialect,
     /// Limits checked on every topic.
     pub limits: Limits,
+    /// The most per-topic rows an algorithm that caches them keeps (`inverted_bitmap`);
+    /// `None`: its default. [`Engine`](crate::Engine) refuses it for other algorithms.
+    pub cache_capacity: Option<usize>,
 }
 
 impl Config {
@@ -23,6 +26,7 @@ impl Config {
         Config {
             dialect,
             limits: Limits::for_dialect(dialect),
+            cache_capacity: None,
         }
     }
 }

@@ -340,3 +340,44 @@ proptest! {
         }
     }
 }
+
+/// `Config::cache_capacity` reaches `inverted_bitmap` through `Engine`, survives a restore,
+/// and is refused for the algorithms that keep no rows.
+#[test]
+fn cache_capacity_is_carried_and_refused_elsewhere() {
+    use topicmatch_core::{Algorithm, Engine, Subscriber};
+    let mut config = Config::new(Dialect::Amqp);
+    config.cache_capacity = Some(2);
+    let engine = Engine::with_config(Algorithm::InvertedBitmap, config).unwrap();
+    let star = Subscriber::from("star");
+    engine.subscribe("a.*", &star).unwrap();
+    for round in 0..3 {
+        for i in 0..10 {
+            let mut out = Vec::new();
+            engine.lookup_into(&format!("a.t{i}"), &mut out).unwrap();
+            assert_eq!(out.len(), 1, "round {round}, topic {i}");
+        }
+    }
+    assert_eq!(engine.cache_capacity(), Some(2));
+    let restored = Engine::restore_config(
+        Algorithm::InvertedBitmap,
+        config,
+        &engine.subscriptions(),
+        &[],
+        engine.next_id(),
+    )
+    .unwrap();
+    assert_eq!(restored.cache_capacity(), Some(2));
+    assert_eq!(restored.lookup("a.x").unwrap(), vec![star]);
+
+    for &algorithm in Algorithm::ALL {
+        let made = Engine::with_config(algorithm, config);
+        assert_eq!(
+            made.is_ok(),
+            algorithm == Algorithm::InvertedBitmap,
+            "{algorithm:?}"
+        );
+    }
+    config.cache_capacity = Some(0);
+    assert!(Engine::with_config(Algorithm::InvertedBitmap, config).is_err());
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use topicmatch_core::fields::{Filter, Message};
-use topicmatch_core::{Algorithm, Dialect, Engine, Limits, SubscriberId, Subscription};
+use topicmatch_core::{Algorithm, Config, Dialect, Engine, Limits, SubscriberId, Subscription};
 
 use crate::objects::Objects;
 use crate::{convert, criteria, errors, gil};
@@ -51,13 +51,14 @@ impl PyMatcher {
 #[pymethods]
 impl PyMatcher {
     #[new]
-    #[pyo3(signature = (dialect = "amqp", algorithm = "trie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None))]
+    #[pyo3(signature = (dialect = "amqp", algorithm = "trie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None))]
     fn new(
         dialect: &str,
         algorithm: &str,
         max_topic_bytes: Option<&Bound<'_, PyAny>>,
         max_levels: Option<&Bound<'_, PyAny>>,
         max_subscriptions: Option<&Bound<'_, PyAny>>,
+        cache_capacity: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
         let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
@@ -67,8 +68,13 @@ impl PyMatcher {
             convert::limit(max_levels, "max_levels")?,
             convert::limit(max_subscriptions, "max_subscriptions")?,
         );
+        let config = Config {
+            dialect,
+            limits,
+            cache_capacity: convert::limit(cache_capacity, "cache_capacity")?,
+        };
         let engine =
-            gil::guarded(|| Engine::new(dialect, algorithm, limits).map_err(errors::to_py))?;
+            gil::guarded(|| Engine::with_config(algorithm, config).map_err(errors::to_py))?;
         Ok(PyMatcher {
             engine: Arc::new(engine),
             objects: Objects::default(),
@@ -85,6 +91,12 @@ impl PyMatcher {
     #[getter]
     fn algorithm(&self) -> &'static str {
         self.engine.algorithm().name()
+    }
+
+    /// The bound on cached topic rows (`inverted_bitmap` only); `None`: the default.
+    #[getter]
+    fn cache_capacity(&self) -> Option<usize> {
+        self.engine.cache_capacity()
     }
 
     /// The limits in force, as a dict.
@@ -271,6 +283,7 @@ impl PyMatcher {
             this.subscriptions(py)?,
             this.engine.next_id(),
             filters_to_py(py, &this.engine)?,
+            this.engine.cache_capacity(),
         )
             .into_pyobject(py)?;
         Ok((restore, args))
@@ -312,7 +325,7 @@ fn filters_to_py<'py>(py: Python<'py>, engine: &Engine) -> PyResult<Bound<'py, P
 
 /// Rebuilds a pickled matcher, keeping every subscription id and `where` criteria.
 #[pyfunction]
-#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new()))]
+#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new(), cache_capacity = None))]
 pub fn restore_matcher(
     py: Python<'_>,
     dialect: &str,
@@ -321,6 +334,7 @@ pub fn restore_matcher(
     subscriptions: Vec<(u64, String, Bound<'_, PyAny>)>,
     next_id: u64,
     filters: Vec<(u64, Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+    cache_capacity: Option<usize>,
 ) -> PyResult<PyMatcher> {
     let filters = filters
         .into_iter()
@@ -343,9 +357,13 @@ pub fn restore_matcher(
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
+    let config = Config {
+        dialect,
+        limits,
+        cache_capacity,
+    };
     let engine = gil::guarded(|| {
-        Engine::restore_filtered(dialect, algorithm, limits, &subs, &filters, next_id)
-            .map_err(errors::to_py)
+        Engine::restore_config(algorithm, config, &subs, &filters, next_id).map_err(errors::to_py)
     })?;
     let objects = Objects::of_engine(py, &engine)?;
     Ok(PyMatcher {

@@ -60,7 +60,12 @@ impl Algorithm {
             Algorithm::Trie => Box::new(trie::TrieMatcher::new(config)),
             Algorithm::Cstrie => Box::new(cstrie::CsTrieMatcher::new(config)),
             Algorithm::InvertedBitmap => {
-                Box::new(inverted_bitmap::InvertedBitmapMatcher::new(config))
+                Box::new(inverted_bitmap::InvertedBitmapMatcher::with_capacity(
+                    config,
+                    config
+                        .cache_capacity
+                        .unwrap_or(inverted_bitmap::DEFAULT_CAPACITY),
+                ))
             }
             Algorithm::OptimizedBitmap => {
                 Box::new(optimized_bitmap::OptimizedBitmapMatcher::new(config))

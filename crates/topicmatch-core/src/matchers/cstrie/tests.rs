@@ -102,7 +102,11 @@ fn deep_patterns_are_built_and_dropped_without_recursion() {
     std::thread::Builder::new()
         .stack_size(256 * 1024)
         .spawn(move || {
-            let m = CsTrieMatcher::new(Config { dialect: d, limits });
+            let m = CsTrieMatcher::new(Config {
+                dialect: d,
+                limits,
+                cache_capacity: None,
+            });
             m.insert(&p, 7);
             let mut out = Vec::new();
             m.lookup_into(&text, &mut out).unwrap();

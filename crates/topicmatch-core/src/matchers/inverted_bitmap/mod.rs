@@ -25,11 +25,11 @@ use roaring::RoaringBitmap;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::matchers::optimized_bitmap::{split, Acc, Change, Index};
-use crate::pattern::Pattern;
-use crate::topic::{parse_topic, Words};
+use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Index, WordKey};
+use crate::pattern::{Pattern, Word};
+use crate::topic::parse_topic;
 use door::Doorkeeper;
-use table::{Ids, Row, RowTable};
+use table::{Ids, Row, RowTable, TopicShape};
 
 /// Default bound on cached rows.
 pub const DEFAULT_CAPACITY: usize = 16_384;
@@ -74,34 +74,57 @@ impl InvertedBitmapMatcher {
     }
 
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let mut words = Words::new();
-        split(&self.config, topic, &mut words)?;
-        let index = self.index.read();
-        if let Some(row) = self.rows.read().get(topic) {
-            out.extend_from_slice(&row.ids);
-            return Ok(());
-        }
-        let mut acc = Acc::new();
-        if !index.matching_slots(topic, &words, &mut acc) {
-            acc.clear();
-        }
-        let mut resolved = Vec::new();
-        index.resolve(topic, &acc, &mut resolved);
-        out.extend_from_slice(&resolved);
-        if !self.door.seen_before(topic) {
-            return Ok(());
-        }
-        let ids = Ids::from_vec(resolved);
-        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
-        self.rows.write().insert(Row::new(topic, slots, ids));
-        Ok(())
+        with_keys(&self.config, topic, |words, keys| {
+            let index = self.index.read();
+            if let Some(row) = self.rows.read().get(topic) {
+                out.extend_from_slice(&row.ids);
+                return;
+            }
+            let mut acc = Acc::new();
+            if !index.matching_slots(topic, words, keys, &mut acc) {
+                acc.clear();
+            }
+            let mut resolved = Vec::new();
+            index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
+            out.extend_from_slice(&resolved);
+            if !self.door.seen_before(topic) {
+                return;
+            }
+            let ids = Ids::from_vec(resolved);
+            let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+            let shape = TopicShape {
+                words: words.len(),
+                first: keys.first().map_or(0, |k| k.hash),
+            };
+            self.rows.write().insert(Row::new(topic, shape, slots, ids));
+        })
+    }
+}
+
+/// A necessary condition for `pattern` to match a topic of some shape, cheap enough to skip
+/// most cached rows on a subscribe: as many words as its non-`#` words (exactly as many
+/// without `#`), and its first word when that is literal.
+fn could_match(pattern: &Pattern) -> impl Fn(TopicShape) -> bool {
+    let words = pattern.words();
+    let fixed = words.iter().filter(|w| **w != Word::Multi).count();
+    let exact = fixed == words.len();
+    let first = match words.first() {
+        Some(Word::Literal(text)) => Some(WordKey::of(text).hash),
+        _ => None,
+    };
+    move |shape| {
+        (if exact {
+            shape.words == fixed
+        } else {
+            shape.words >= fixed
+        }) && first.map_or(true, |h| shape.first == h)
     }
 }
 
 /// Recomputes `row`'s subscribers from its slots and the direct map.
 fn resolve_row(index: &Index, row: &mut Row) {
     row.ids.clear();
-    if let Some(subs) = index.direct.get(row.topic.as_bytes()) {
+    if let Some(subs) = index.direct.get_text(&row.topic) {
         row.ids.extend_from_slice(subs);
     }
     for slot in &row.slots {
@@ -127,7 +150,8 @@ impl Matcher for InvertedBitmapMatcher {
                 }
             }
             Change::Slot { slot, edge: true } => {
-                for row in rows.rows_mut() {
+                let could = could_match(pattern);
+                for row in rows.rows_mut().filter(|r| could(r.shape)) {
                     let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
                         .expect("cached topics are valid");
                     let hit = pattern.matches_words(&words);

@@ -25,15 +25,26 @@ type Key = SmallVec<[u8; 24]>;
 #[derive(Debug)]
 pub(crate) struct Row {
     pub(crate) topic: Box<str>,
+    /// The topic's shape, for skipping rows a new pattern cannot match.
+    pub(crate) shape: TopicShape,
     pub(crate) slots: RoaringBitmap,
     pub(crate) ids: Ids,
     referenced: AtomicBool,
 }
 
+/// What a subscribe checks before matching a cached topic in full: its number of words and
+/// the hash of its first word (0 for the empty topic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TopicShape {
+    pub(crate) words: usize,
+    pub(crate) first: u64,
+}
+
 impl Row {
-    pub(crate) fn new(topic: &str, slots: RoaringBitmap, ids: Ids) -> Self {
+    pub(crate) fn new(topic: &str, shape: TopicShape, slots: RoaringBitmap, ids: Ids) -> Self {
         Row {
             topic: topic.into(),
+            shape,
             slots,
             ids,
             referenced: AtomicBool::new(false),

@@ -2,14 +2,13 @@
 //! by topic, wildcard patterns as slots in the per-level rows, and the AMQP patterns the rows
 //! cannot express (`#` before the last word) in a small trie keyed by slot.
 
-use rustc_hash::FxHashMap;
-
-use smallvec::SmallVec;
-
-use super::bits::{self, Acc, Key};
-use super::levels::Levels;
+use super::bits::{self, Acc};
+use super::direct::Direct;
+use super::keys::{topic_hash, TopicHash, WordKey, PACKED_BYTES};
+use super::levels::{Levels, SMALL};
 use super::shape::Shape;
 use super::slots::Slots;
+use super::words::bytes_of;
 use crate::dialect::Dialect;
 use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
 use crate::matchers::trie::TrieMatcher;
@@ -31,7 +30,7 @@ pub(crate) struct Index {
     pub(crate) levels: Levels,
     complex: TrieMatcher,
     complex_live: usize,
-    pub(crate) direct: FxHashMap<Key, SmallVec<[SubscriberId; 2]>>,
+    pub(crate) direct: Direct,
     /// Bumped by every change to the wildcard slots.
     pub(crate) generation: u64,
 }
@@ -51,7 +50,7 @@ impl Index {
             levels: Levels::new(config.dialect),
             complex: TrieMatcher::new(config),
             complex_live: 0,
-            direct: FxHashMap::default(),
+            direct: Direct::new(config.dialect),
             generation: 0,
         }
     }
@@ -63,10 +62,7 @@ impl Index {
     pub(crate) fn insert(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Change {
         if !pattern.has_wildcards() {
             let key = direct_key(self.config.dialect, pattern);
-            self.direct
-                .entry(Key::from_slice(key.as_bytes()))
-                .or_default()
-                .push(subscriber);
+            self.direct.push(&key, subscriber);
             return Change::Direct(key);
         }
         self.generation += 1;
@@ -87,13 +83,10 @@ impl Index {
     pub(crate) fn remove(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> Option<Change> {
         if !pattern.has_wildcards() {
             let key = direct_key(self.config.dialect, pattern);
-            let subs = self.direct.get_mut(key.as_bytes())?;
-            let pos = subs.iter().position(|s| *s == subscriber)?;
-            subs.swap_remove(pos);
-            if subs.is_empty() {
-                self.direct.remove(key.as_bytes());
-            }
-            return Some(Change::Direct(key));
+            return self
+                .direct
+                .remove(&key, subscriber)
+                .then_some(Change::Direct(key));
         }
         let (slot, freed) = self.slots.remove(pattern, subscriber)?;
         self.generation += 1;
@@ -116,8 +109,16 @@ impl Index {
     }
 
     /// Leaves in `acc` every wildcard slot matching the validated `topic` (`words`).
-    pub(crate) fn matching_slots(&self, topic: &str, words: &[&str], acc: &mut Acc) -> bool {
-        let mut any = self.levels.matching(words, self.dollar(words), acc);
+    pub(crate) fn matching_slots(
+        &self,
+        topic: &str,
+        words: &[&str],
+        keys: &[WordKey],
+        acc: &mut Acc,
+    ) -> bool {
+        let mut any = self
+            .levels
+            .matching_keyed(words, keys, self.dollar(words), acc);
         if self.complex_live > 0 {
             if !any {
                 acc.clear();
@@ -137,11 +138,13 @@ impl Index {
 
     /// Appends the distinct subscribers of `topic`'s direct entry and of the slots in `acc`.
     /// Short results are kept distinct by a scan as they grow; long ones are sorted once.
-    pub(crate) fn resolve(&self, topic: &str, acc: &[u64], out: &mut Vec<SubscriberId>) {
+    /// `hash`: the topic's [`topic_hash`].
+    #[inline]
+    pub(crate) fn resolve(&self, topic: &str, hash: u64, acc: &[u64], out: &mut Vec<SubscriberId>) {
         const SCAN: usize = 32;
         let start = out.len();
         let mut sort = false;
-        if let Some(subs) = self.direct.get(topic.as_bytes()) {
+        if let Some(subs) = self.direct.get(topic, hash) {
             out.extend_from_slice(subs);
         }
         for slot in bits::ones(acc) {
@@ -165,12 +168,123 @@ impl Index {
     }
 
     /// Appends the distinct subscribers matching the validated `topic` (`words`).
-    pub(crate) fn lookup(&self, topic: &str, words: &[&str], out: &mut Vec<SubscriberId>) {
+    /// `keys`: the words' keys. Rows of at most [`SMALL`] words are combined in a fixed array.
+    #[inline]
+    pub(crate) fn lookup(
+        &self,
+        topic: &str,
+        words: &[&str],
+        keys: &[WordKey],
+        out: &mut Vec<SubscriberId>,
+    ) {
+        let hash = topic_hash(keys);
+        if self.complex_live == 0 && self.levels.width() <= SMALL {
+            let mut acc = [0u64; SMALL];
+            let any = self
+                .levels
+                .matching_small(words, keys, self.dollar(words), &mut acc);
+            let width = if any { self.levels.width() } else { 0 };
+            self.resolve(topic, hash, &acc[..width], out);
+            return;
+        }
         let mut acc = Acc::new();
-        if !self.matching_slots(topic, words, &mut acc) {
+        if !self.matching_slots(topic, words, keys, &mut acc) {
             acc.clear();
         }
-        self.resolve(topic, &acc, out);
+        self.resolve(topic, hash, &acc, out);
+    }
+
+    /// The lookup of a small index (rows of at most [`SMALL`] words, no complex pattern) in
+    /// one pass over `topic`'s bytes that validates, splits, keys each word and ANDs its
+    /// level's row as soon as the word ends (AND commutes, so the length row comes last),
+    /// folding the direct map's hash on the way: no word list is kept. Once nothing is left
+    /// the remaining words are only validated and hashed. Returns false, having appended
+    /// nothing, when the index is not small or the topic is not plainly valid: the general
+    /// path (and `parse_topic`) then decide.
+    #[inline]
+    pub(crate) fn lookup_small(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
+        let Some((acc, hash)) = self.walk_small(topic) else {
+            return false;
+        };
+        let slots = acc.as_ref().map_or(&[][..], |a| &a[..self.levels.width()]);
+        self.resolve(topic, hash, slots, out);
+        true
+    }
+
+    /// `matches_any` by the same pass as [`lookup_small`](Self::lookup_small); `None` when
+    /// that pass does not apply.
+    #[inline]
+    pub(crate) fn any_small(&self, topic: &str) -> Option<bool> {
+        let (acc, hash) = self.walk_small(topic)?;
+        Some(acc.is_some() || self.direct.get(topic, hash).is_some())
+    }
+
+    /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
+    /// and the direct map's hash of `topic`, or `None` if it does not apply.
+    #[inline]
+    fn walk_small(&self, topic: &str) -> Option<(Option<[u64; SMALL]>, u64)> {
+        if self.complex_live > 0 || self.levels.width() > SMALL {
+            return None;
+        }
+        let config = &self.config;
+        let bytes = topic.as_bytes();
+        if bytes.is_empty() || bytes.len() > config.limits.max_topic_bytes {
+            return None;
+        }
+        let (sep, table) = bytes_of(config.dialect);
+        let nats = config.dialect == Dialect::Nats;
+        let dollar = config.dialect == Dialect::Mqtt && bytes[0] == b'$';
+        let mut acc = self.levels.small_start();
+        let mut hash = TopicHash::default();
+        let mut level = 0;
+        let mut start = 0;
+        let mut packed = 0u64;
+        let mut end_word = |level: usize, start: usize, end: usize, packed: u64| {
+            let word = &topic[start..end];
+            let key = if end - start <= PACKED_BYTES {
+                WordKey::packed(packed, end - start)
+            } else {
+                WordKey::long(word)
+            };
+            hash.push(&key);
+            if let Some(a) = acc.as_mut() {
+                if !self
+                    .levels
+                    .small_step(a, level, word, &key, dollar && level == 0)
+                {
+                    acc = None;
+                }
+            }
+        };
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == sep {
+                if nats && i == start {
+                    return None;
+                }
+                end_word(level, start, i, packed);
+                level += 1;
+                start = i + 1;
+                packed = 0;
+            } else if table[b as usize] {
+                return None;
+            } else if i - start < PACKED_BYTES {
+                packed |= u64::from(b) << (8 * (i - start));
+            }
+        }
+        if nats && start == bytes.len() {
+            return None;
+        }
+        end_word(level, start, bytes.len(), packed);
+        let len = level + 1;
+        if len > config.limits.max_levels {
+            return None;
+        }
+        if let Some(a) = acc.as_mut() {
+            if !self.levels.small_finish(a, len) {
+                acc = None;
+            }
+        }
+        Some((acc, hash.finish(len)))
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
@@ -189,16 +303,69 @@ impl Index {
 
     /// Approximate heap bytes: rows, slot table, direct map (for the memory benchmark).
     pub(crate) fn heap_bytes(&self) -> usize {
-        let slots: usize = self
-            .slots
-            .iter()
-            .map(|(_, s)| 64 + s.subs.capacity() * 8 + s.pattern.words().len() * 24)
-            .sum();
-        let direct: usize = self
-            .direct
-            .iter()
-            .map(|(k, v)| k.len() + 40 + v.capacity() * 8)
-            .sum();
-        self.levels.heap_bytes() + slots + direct
+        self.levels.heap_bytes() + self.slots.heap_bytes() + self.direct.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::matchers::optimized_bitmap::with_keys;
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[ab$]{0,2}",
+            "[ab]{8,9}",
+            Just("*".to_owned()),
+            Just("#".to_owned())
+        ]
+    }
+
+    proptest! {
+        /// The one-pass small lookup (and `any_small`) answers exactly as the general path
+        /// does, in every dialect, whenever it answers.
+        #[test]
+        fn small_lookup_agrees_with_general_path(
+            patterns in prop::collection::vec(prop::collection::vec(word(), 1..4), 0..12),
+            topics in prop::collection::vec("[ab$./ ]{0,12}", 1..12),
+        ) {
+            for dialect in crate::dialect::Dialect::ALL {
+                let config = Config::new(dialect);
+                let mut index = Index::new(config);
+                for (i, words) in patterns.iter().enumerate() {
+                    let sep = char::from(dialect.separator()).to_string();
+                    let text = words
+                        .iter()
+                        .map(|w| match (dialect, w.as_str()) {
+                            (Dialect::Mqtt, "*") => "+",
+                            (Dialect::Nats, "#") => ">",
+                            _ => w,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(&sep);
+                    if let Ok(p) = Pattern::parse(dialect, &config.limits, &text) {
+                        if index.slots.find(&p).is_none() || !p.has_wildcards() {
+                            index.insert(&p, i as u64);
+                        }
+                    }
+                }
+                for topic in &topics {
+                    let topic = topic.replace(['.', '/'], &char::from(dialect.separator()).to_string());
+                    let mut fast = Vec::new();
+                    if !index.lookup_small(&topic, &mut fast) {
+                        continue;
+                    }
+                    let mut slow = Vec::new();
+                    with_keys(&config, &topic, |w, k| index.lookup(&topic, w, k, &mut slow))
+                        .expect("the small path only answers valid topics");
+                    prop_assert_eq!(index.any_small(&topic), Some(!slow.is_empty()));
+                    fast.sort_unstable();
+                    slow.sort_unstable();
+                    prop_assert_eq!(fast, slow);
+                }
+            }
+        }
     }
 }

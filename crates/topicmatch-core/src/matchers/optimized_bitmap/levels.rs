@@ -12,10 +12,11 @@
 //! stopping as soon as nothing is left; levels deeper than any pattern use the last `multi`.
 //! Every row has the same width, grown (doubled) when a slot past it arrives.
 
-use rustc_hash::FxHashMap;
+use hashbrown::hash_table::{Entry, HashTable};
 use smallvec::SmallVec;
 
 use super::bits::{self, Acc, Key, Row};
+use super::keys::{keys_of, Keys, WordKey};
 use super::shape::Shape;
 use super::simd;
 use crate::dialect::Dialect;
@@ -23,6 +24,9 @@ use crate::pattern::Word;
 
 #[derive(Debug)]
 struct WordRow {
+    key: Key,
+    packed: u64,
+    hash: u64,
     row: Row,
     /// How many slots name this word here; the row goes when none does.
     literals: u32,
@@ -30,22 +34,32 @@ struct WordRow {
 
 #[derive(Debug)]
 struct Level {
-    words: FxHashMap<Key, WordRow>,
+    words: HashTable<WordRow>,
     other: Row,
     multi: Row,
 }
 
 impl Level {
     #[inline]
-    fn row(&self, word: &str) -> &[u64] {
+    fn find(&self, word: &str, key: &WordKey) -> Option<&WordRow> {
         self.words
-            .get(word.as_bytes())
-            .map_or(&self.other, |w| &w.row)
+            .find(key.hash, |w| key.same(word, w.packed, &w.key))
+    }
+
+    #[inline]
+    fn row(&self, word: &str) -> &[u64] {
+        self.row_keyed(word, &WordKey::of(word))
+    }
+
+    /// The row of `word`, whose key is `key`.
+    #[inline]
+    fn row_keyed(&self, word: &str, key: &WordKey) -> &[u64] {
+        self.find(word, key).map_or(&self.other, |w| &w.row)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
     fn and_literal(&self, word: &str, acc: &mut [u64]) -> bool {
-        let Some(w) = self.words.get(word.as_bytes()) else {
+        let Some(w) = self.find(word, &WordKey::of(word)) else {
             return false;
         };
         simd::and_into(acc, &w.row);
@@ -55,10 +69,32 @@ impl Level {
 
     fn for_each_row(&mut self, mut f: impl FnMut(&mut Row)) {
         f(&mut self.other);
-        for w in self.words.values_mut() {
+        for w in &mut self.words {
             f(&mut w.row);
         }
     }
+}
+
+/// Row width (in 64-bit words) up to which a lookup ANDs in a fixed array on the stack.
+pub(crate) const SMALL: usize = 4;
+
+/// `row` padded with zeros to [`SMALL`] words.
+#[inline]
+fn load_small(acc: &mut [u64; SMALL], row: &[u64]) {
+    for (j, a) in acc.iter_mut().enumerate() {
+        *a = row.get(j).copied().unwrap_or(0);
+    }
+}
+
+/// `acc &= row` (padded with zeros); whether anything is left.
+#[inline]
+fn and_small(acc: &mut [u64; SMALL], row: &[u64]) -> bool {
+    let mut any = 0;
+    for (j, a) in acc.iter_mut().enumerate() {
+        *a &= row.get(j).copied().unwrap_or(0);
+        any |= *a;
+    }
+    any != 0
 }
 
 /// The per-level rows of a set of slots.
@@ -93,7 +129,7 @@ impl Levels {
             .map(|l| {
                 l.words
                     .iter()
-                    .map(|(k, w)| k.len() + w.row.capacity() * 8 + 16)
+                    .map(|w| w.key.len() + w.row.capacity() * 8 + 32)
                     .sum::<usize>()
                     + (l.other.capacity() + l.multi.capacity()) * 8
             })
@@ -125,7 +161,7 @@ impl Levels {
                 .last()
                 .map_or_else(|| Row::from_elem(0, self.width), |l| l.multi.clone());
             self.per_level.push(Level {
-                words: FxHashMap::default(),
+                words: HashTable::new(),
                 other: multi.clone(),
                 multi,
             });
@@ -147,13 +183,23 @@ impl Levels {
             match word {
                 Word::Literal(text) => {
                     let other = &level.other;
-                    let entry = level
-                        .words
-                        .entry(Key::from_slice(text.as_bytes()))
-                        .or_insert_with(|| WordRow {
-                            row: other.clone(),
-                            literals: 0,
-                        });
+                    let key = WordKey::of(text);
+                    let entry = match level.words.entry(
+                        key.hash,
+                        |w| key.same(text, w.packed, &w.key),
+                        |w| w.hash,
+                    ) {
+                        Entry::Occupied(e) => e.into_mut(),
+                        Entry::Vacant(v) => v
+                            .insert(WordRow {
+                                key: Key::from_slice(text.as_bytes()),
+                                packed: key.packed,
+                                hash: key.hash,
+                                row: other.clone(),
+                                literals: 0,
+                            })
+                            .into_mut(),
+                    };
                     entry.literals += 1;
                     bits::set(&mut entry.row, slot);
                 }
@@ -182,12 +228,24 @@ impl Levels {
         for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
             match word {
                 Word::Literal(text) => {
-                    let entry = level.words.get_mut(text.as_bytes()).expect("inserted word");
-                    entry.literals -= 1;
-                    if entry.literals == 0 {
-                        level.words.remove(text.as_bytes());
+                    let key = WordKey::of(text);
+                    let Ok(mut entry) = level
+                        .words
+                        .find_entry(key.hash, |w| key.same(text, w.packed, &w.key))
+                    else {
+                        unreachable!("inserted word");
+                    };
+                    let row = entry.get_mut();
+                    row.literals -= 1;
+                    if row.literals == 0 {
+                        entry.remove();
+                        if level.words.capacity() > 64
+                            && level.words.len() * 4 < level.words.capacity()
+                        {
+                            level.words.shrink_to(level.words.len() * 2, |w| w.hash);
+                        }
                     } else {
-                        bits::clear(&mut entry.row, slot);
+                        bits::clear(&mut row.row, slot);
                     }
                 }
                 Word::One | Word::Multi => level.for_each_row(|r| bits::clear(r, slot)),
@@ -207,17 +265,31 @@ impl Levels {
     /// Leaves in `acc` the slots matching `topic`; returns whether there is any. `dollar`: an
     /// MQTT topic whose first level starts with `$`, which wildcard-first filters never match.
     pub(crate) fn matching(&self, topic: &[&str], dollar: bool, acc: &mut Acc) -> bool {
+        let mut keys = Keys::new();
+        keys_of(topic, &mut keys);
+        self.matching_keyed(topic, &keys, dollar, acc)
+    }
+
+    /// [`matching`](Self::matching) with the words' keys already computed.
+    pub(crate) fn matching_keyed(
+        &self,
+        topic: &[&str],
+        keys: &[WordKey],
+        dollar: bool,
+        acc: &mut Acc,
+    ) -> bool {
         acc.clear();
         let depth = self.per_level.len();
         if depth == 0 {
             return false;
         }
         acc.extend_from_slice(&self.null[topic.len().min(depth)]);
-        for (i, (level, word)) in self.per_level.iter().zip(topic).enumerate() {
+        let levels = self.per_level.iter().zip(topic).zip(keys);
+        for (i, ((level, word), key)) in levels.enumerate() {
             let any = if i == 0 && dollar {
                 level.and_literal(word, acc)
             } else {
-                simd::and_into(acc, level.row(word))
+                simd::and_into(acc, level.row_keyed(word, key))
             };
             if !any {
                 return false;
@@ -227,6 +299,79 @@ impl Levels {
             return simd::and_into(acc, &self.per_level[depth - 1].multi);
         }
         acc.iter().any(|w| *w != 0)
+    }
+
+    /// [`matching_keyed`](Self::matching_keyed) for rows of at most [`SMALL`] words, in a
+    /// fixed array: no copy into a growable accumulator, and every AND a fixed-length loop.
+    #[inline]
+    pub(crate) fn matching_small(
+        &self,
+        topic: &[&str],
+        keys: &[WordKey],
+        dollar: bool,
+        acc: &mut [u64; SMALL],
+    ) -> bool {
+        debug_assert!(self.width <= SMALL);
+        let depth = self.per_level.len();
+        if depth == 0 {
+            return false;
+        }
+        load_small(acc, &self.null[topic.len().min(depth)]);
+        let levels = self.per_level.iter().zip(topic).zip(keys);
+        for (i, ((level, word), key)) in levels.enumerate() {
+            let any = if i == 0 && dollar {
+                level.and_literal(word, acc)
+            } else {
+                and_small(acc, level.row_keyed(word, key))
+            };
+            if !any {
+                return false;
+            }
+        }
+        if topic.len() > depth {
+            return and_small(acc, &self.per_level[depth - 1].multi);
+        }
+        acc.iter().any(|w| *w != 0)
+    }
+
+    /// The start of a one-pass walk ([`small_step`](Self::small_step)) when rows are at most
+    /// [`SMALL`] words wide: every slot, until the levels and the length narrow it.
+    #[inline]
+    pub(crate) fn small_start(&self) -> Option<[u64; SMALL]> {
+        (self.width <= SMALL && !self.per_level.is_empty()).then_some([u64::MAX; SMALL])
+    }
+
+    /// ANDs level `i`'s row of `word` (key `key`) into `acc`; whether anything is left.
+    /// `dollar`: `word` is the first level of an MQTT `$` topic.
+    #[inline]
+    pub(crate) fn small_step(
+        &self,
+        acc: &mut [u64; SMALL],
+        i: usize,
+        word: &str,
+        key: &WordKey,
+        dollar: bool,
+    ) -> bool {
+        let Some(level) = self.per_level.get(i) else {
+            return true;
+        };
+        if dollar {
+            level.and_literal(word, acc)
+        } else {
+            and_small(acc, level.row_keyed(word, key))
+        }
+    }
+
+    /// Ends a walk over a topic of `len` words: its length row and, past the deepest level,
+    /// the multi-word wildcards; whether any slot matches.
+    #[inline]
+    pub(crate) fn small_finish(&self, acc: &mut [u64; SMALL], len: usize) -> bool {
+        let depth = self.per_level.len();
+        let any = and_small(acc, &self.null[len.min(depth)]);
+        if len > depth {
+            return and_small(acc, &self.per_level[depth - 1].multi);
+        }
+        any
     }
 
     /// Whether any slot matches `topic`, evaluated one 64-slot column at a time from the left

@@ -8,13 +8,18 @@
 //!   64-bit words in AVX2 batches when the CPU has them ([`simd`]), stops as soon as nothing is
 //!   left, and reads the set bits with trailing-zero counts ([`bits`]).
 //! - AMQP patterns with `#` before their last word go to a small trie keyed by column.
-//! - `matches_any` uses a separate, lazily rebuilt filter ([`filter`]).
+//! - Small indexes (rows of at most 256 slots, no trie-held pattern) answer `lookup_into` and
+//!   `matches_any` in one pass over the topic's bytes that validates, splits, keys each word
+//!   and ANDs its row as the word ends ([`Index::lookup_small`]); the rest split first.
+//! - Otherwise `matches_any` uses a separate, lazily rebuilt filter ([`filter`]).
 //!
 //! One read-write lock guards the index; lookups share it.
 
 mod bits;
+mod direct;
 mod filter;
 mod index;
+mod keys;
 mod levels;
 mod shape;
 pub mod simd;
@@ -26,12 +31,13 @@ use parking_lot::RwLock;
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
-use crate::topic::Words;
+use crate::topic::parse_topic;
 use filter::Filter;
 pub(crate) use index::{Change, Index};
 
 pub(crate) use bits::{ones, Acc};
-pub(crate) use words::split;
+pub(crate) use keys::{keys_of, topic_hash, Keys, WordKey};
+use words::Split;
 
 /// Per-level inverted bitmaps behind a read-write lock.
 pub struct OptimizedBitmapMatcher {
@@ -105,27 +111,51 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let mut words = Words::new();
-        split(&self.config, topic, &mut words)?;
-        self.inner.read().lookup(topic, &words, out);
-        Ok(())
+        let index = self.inner.read();
+        if index.lookup_small(topic, out) {
+            return Ok(());
+        }
+        with_keys(&self.config, topic, |words, keys| {
+            index.lookup(topic, words, keys, out);
+        })
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
+        let index = self.inner.read();
         // A direct key is a valid pattern without wildcards, and every such text within the
         // byte limit is a valid topic of the same dialect and limits: a hit needs no parse.
         if topic.len() <= self.config.limits.max_topic_bytes
-            && self.inner.read().direct.contains_key(topic.as_bytes())
+            && index.direct.contains_unchecked(topic)
         {
             return Ok(true);
         }
-        let mut words = Words::new();
-        split(&self.config, topic, &mut words)?;
-        let index = self.inner.read();
-        if index.direct.contains_key(topic.as_bytes()) {
-            return Ok(true);
+        if let Some(any) = index.any_small(topic) {
+            return Ok(any);
         }
-        let dollar = index.dollar(&words);
-        Ok(self.with_filter(&index, |f| f.any(&words, dollar)) || index.complex_matches(topic))
+        with_keys(&self.config, topic, |words, keys| {
+            if index.direct.get(topic, topic_hash(keys)).is_some() {
+                return true;
+            }
+            let dollar = index.dollar(words);
+            self.with_filter(&index, |f| f.any(words, dollar)) || index.complex_matches(topic)
+        })
     }
+}
+
+/// Validates `topic` and calls `f` with its words and their keys: split in one pass into fixed
+/// arrays when the topic is plainly valid, else by [`parse_topic`] (which reports the error).
+#[inline]
+pub(crate) fn with_keys<R>(
+    config: &Config,
+    topic: &str,
+    f: impl FnOnce(&[&str], &[WordKey]) -> R,
+) -> Result<R> {
+    let mut fast = Split::new();
+    if fast.fill(config, topic) {
+        return Ok(f(fast.words(), fast.keys()));
+    }
+    let words = parse_topic(config.dialect, &config.limits, topic)?;
+    let mut keys = Keys::new();
+    keys_of(&words, &mut keys);
+    Ok(f(&words, &keys))
 }

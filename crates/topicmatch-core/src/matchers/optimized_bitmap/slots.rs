@@ -11,17 +11,18 @@ use smallvec::SmallVec;
 use crate::matcher::SubscriberId;
 use crate::pattern::Pattern;
 
-/// A live slot: its pattern and the subscribers under it.
+/// A live slot: its pattern.
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) pattern: Pattern,
-    pub(crate) subs: SmallVec<[SubscriberId; 2]>,
 }
 
-/// The slot table.
+/// The slot table. The subscribers of each slot sit in their own array, which is all a
+/// lookup reads.
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
     entries: Vec<Option<Slot>>,
+    subs: Vec<SmallVec<[SubscriberId; 2]>>,
     by_pattern: FxHashMap<Pattern, u32>,
     free: BinaryHeap<Reverse<u32>>,
 }
@@ -40,14 +41,16 @@ impl Slots {
         }
         let entry = Some(Slot {
             pattern: pattern.clone(),
-            subs: smallvec::smallvec![subscriber],
         });
+        let subs = smallvec::smallvec![subscriber];
         let slot = if let Some(Reverse(slot)) = self.free.pop() {
             self.entries[slot as usize] = entry;
+            self.subs[slot as usize] = subs;
             slot
         } else {
             let slot = u32::try_from(self.entries.len()).expect("fewer than 2^32 patterns");
             self.entries.push(entry);
+            self.subs.push(subs);
             slot
         };
         self.by_pattern.insert(pattern.clone(), slot);
@@ -69,27 +72,27 @@ impl Slots {
             return Some((slot, false));
         }
         self.entries[slot as usize] = None;
+        self.subs[slot as usize] = SmallVec::new();
         self.by_pattern.remove(pattern);
         self.free.push(Reverse(slot));
         Some((slot, true))
     }
 
-    /// The live slot `slot`.
-    pub(crate) fn get(&self, slot: u32) -> Option<&Slot> {
-        self.entries.get(slot as usize).and_then(Option::as_ref)
-    }
-
     /// The subscribers of slot `slot` (empty if not live).
     #[inline]
     pub(crate) fn subs(&self, slot: u32) -> &[SubscriberId] {
-        self.get(slot).map_or(&[], |s| &s.subs)
+        self.subs.get(slot as usize).map_or(&[], |s| s.as_slice())
     }
 
     fn subs_mut(&mut self, slot: u32) -> &mut SmallVec<[SubscriberId; 2]> {
-        &mut self.entries[slot as usize]
-            .as_mut()
-            .expect("indexed slots are live")
-            .subs
+        &mut self.subs[slot as usize]
+    }
+
+    /// Approximate heap bytes of the table.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.iter()
+            .map(|(i, s)| 64 + self.subs(i).len() * 8 + s.pattern.words().len() * 24)
+            .sum()
     }
 
     /// Number of live slots.

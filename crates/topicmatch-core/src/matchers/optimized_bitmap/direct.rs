@@ -1,0 +1,176 @@
+//! Direct (wildcard-free) subscriptions: one hash table keyed by the topic they name, hashed
+//! from the topic's word keys ([`topic_hash`]) so a lookup that already keyed its words for the
+//! level rows does not hash the topic's bytes again.
+
+use hashbrown::hash_table::{Entry, HashTable};
+use smallvec::SmallVec;
+
+use super::bits::Key;
+use super::keys::{topic_hash, Keys, TopicHash, WordKey, PACKED_BYTES};
+use crate::dialect::Dialect;
+use crate::matcher::SubscriberId;
+use crate::topic::split_words;
+
+#[derive(Debug)]
+struct Topic {
+    text: Key,
+    hash: u64,
+    subs: SmallVec<[SubscriberId; 2]>,
+}
+
+/// The direct subscriptions of one matcher.
+#[derive(Debug)]
+pub(crate) struct Direct {
+    dialect: Dialect,
+    table: HashTable<Topic>,
+}
+
+impl Direct {
+    pub(crate) fn new(dialect: Dialect) -> Self {
+        Direct {
+            dialect,
+            table: HashTable::new(),
+        }
+    }
+
+    /// The hash [`get`](Self::get) takes for `topic`, from its words.
+    pub(crate) fn hash_of(&self, topic: &str) -> u64 {
+        let keys: Keys = split_words(self.dialect, topic).map(WordKey::of).collect();
+        topic_hash(&keys)
+    }
+
+    /// Whether `topic` is a direct key, hashed in one pass over its bytes without validating
+    /// it: every key is a valid topic, so a hit needs no validation (and a miss decides
+    /// nothing about validity).
+    #[inline]
+    pub(crate) fn contains_unchecked(&self, topic: &str) -> bool {
+        if self.table.is_empty() {
+            return false;
+        }
+        let bytes = topic.as_bytes();
+        let sep = self.dialect.separator();
+        let mut hash = TopicHash::default();
+        let mut words = 0;
+        if !bytes.is_empty() {
+            let mut start = 0;
+            let mut packed = 0u64;
+            let mut end_word = |start: usize, end: usize, packed: u64| {
+                hash.push(&if end - start <= PACKED_BYTES {
+                    WordKey::packed(packed, end - start)
+                } else {
+                    WordKey::long(&topic[start..end])
+                });
+            };
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == sep {
+                    end_word(start, i, packed);
+                    words += 1;
+                    start = i + 1;
+                    packed = 0;
+                } else if i - start < PACKED_BYTES {
+                    packed |= u64::from(b) << (8 * (i - start));
+                }
+            }
+            end_word(start, bytes.len(), packed);
+            words += 1;
+        }
+        self.get(topic, hash.finish(words)).is_some()
+    }
+
+    /// The subscribers of `topic`, whose [`hash_of`](Self::hash_of) is `hash`.
+    #[inline]
+    pub(crate) fn get(&self, topic: &str, hash: u64) -> Option<&[SubscriberId]> {
+        if self.table.is_empty() {
+            return None;
+        }
+        self.table
+            .find(hash, |t| {
+                t.hash == hash && t.text.as_slice() == topic.as_bytes()
+            })
+            .map(|t| t.subs.as_slice())
+    }
+
+    /// The subscribers of `topic`, hashing it.
+    pub(crate) fn get_text(&self, topic: &str) -> Option<&[SubscriberId]> {
+        if self.table.is_empty() {
+            return None;
+        }
+        self.get(topic, self.hash_of(topic))
+    }
+
+    /// Adds `subscriber` under `topic`.
+    pub(crate) fn push(&mut self, topic: &str, subscriber: SubscriberId) {
+        let hash = self.hash_of(topic);
+        let entry = self.table.entry(
+            hash,
+            |t| t.hash == hash && t.text.as_slice() == topic.as_bytes(),
+            |t| t.hash,
+        );
+        match entry {
+            Entry::Occupied(mut e) => e.get_mut().subs.push(subscriber),
+            Entry::Vacant(v) => {
+                v.insert(Topic {
+                    text: Key::from_slice(topic.as_bytes()),
+                    hash,
+                    subs: smallvec::smallvec![subscriber],
+                });
+            }
+        }
+    }
+
+    /// Removes `subscriber` from `topic`; returns whether it was there.
+    pub(crate) fn remove(&mut self, topic: &str, subscriber: SubscriberId) -> bool {
+        let hash = self.hash_of(topic);
+        let Ok(mut entry) = self.table.find_entry(hash, |t| {
+            t.hash == hash && t.text.as_slice() == topic.as_bytes()
+        }) else {
+            return false;
+        };
+        let subs = &mut entry.get_mut().subs;
+        let Some(pos) = subs.iter().position(|s| *s == subscriber) else {
+            return false;
+        };
+        subs.swap_remove(pos);
+        if subs.is_empty() {
+            entry.remove();
+            if self.table.capacity() > 64 && self.table.len() * 4 < self.table.capacity() {
+                self.table.shrink_to(self.table.len() * 2, |t| t.hash);
+            }
+        }
+        true
+    }
+
+    /// Approximate heap bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.table
+            .iter()
+            .map(|t| t.text.len() + 48 + t.subs.capacity() * 8)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// The one-pass hash finds exactly the keys the word-by-word hash stored.
+        #[test]
+        fn contains_unchecked_agrees_with_get_text(
+            keys in prop::collection::vec("[ab./é]{0,10}", 1..6),
+            probes in prop::collection::vec("[ab./é]{0,10}", 1..6),
+        ) {
+            for dialect in Dialect::ALL {
+                let mut direct = Direct::new(dialect);
+                for k in &keys {
+                    direct.push(k, 1);
+                }
+                for t in keys.iter().chain(&probes) {
+                    prop_assert_eq!(direct.contains_unchecked(t), direct.get_text(t).is_some());
+                }
+            }
+        }
+    }
+}
