@@ -44,6 +44,7 @@
 //! guarantees.
 
 mod hamt;
+mod kids;
 mod nodes;
 mod raw;
 mod subs;
@@ -211,8 +212,17 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
-        let mut out = Vec::new();
-        walk::lookup(self, topic, &mut out, true)
+        // `first_only` appends nothing.
+        walk::lookup(self, topic, &mut Vec::new(), true)
+    }
+
+    fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        walk::lookup_batch(self, topics, out, ends)
     }
 }
 

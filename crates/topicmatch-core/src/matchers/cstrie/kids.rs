@@ -1,0 +1,263 @@
+//! A C-node's children by literal word: a short flat array scanned linearly while the level is
+//! narrow, a persistent HAMT once it is wide.
+//!
+//! Words are compared through a 16-byte [`Key`]: a word of up to 15 bytes *is* its key (its
+//! bytes, zero-padded, and its length), so finding a child is a scan of 128-bit equalities with
+//! no pointer to follow and no hash to compute. A longer word's key is its 64-bit hash plus a
+//! marker, and the word itself (kept beside the key) settles equal hashes.
+//!
+//! Narrow levels (at most [`NARROW`] children, the usual case: ftm's fanout is 10) keep their
+//! children in one shared immutable array, rebuilt by an update (O([`NARROW`])). Past that the
+//! children move to a [`Hamt`], so a level with 100,000 children still costs O(log n) per update;
+//! they move back only below [`NARROW`] / 2, so a level hovering at the threshold does not
+//! convert back and forth.
+
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
+
+use super::hamt::Hamt;
+use super::raw::INode;
+use crate::sync::Arc;
+
+/// Most children a narrow level holds.
+const NARROW: usize = 16;
+/// The length byte that marks a long word's key.
+const LONG: u8 = 0xFF;
+
+/// A word's identity for child lookups; see the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Key(u128);
+
+impl Key {
+    /// The key of `word`.
+    #[inline]
+    pub(super) fn of(word: &str) -> Key {
+        let bytes = word.as_bytes();
+        let len = bytes.len();
+        if len < 16 {
+            return Key(pack(bytes) | (u128::from(len as u8) << 120));
+        }
+        let mut h = FxHasher::default();
+        h.write(bytes);
+        Key(u128::from(h.finish()) | (u128::from(LONG) << 120))
+    }
+
+    /// Whether the key is a hash, so equal keys must still compare the words.
+    #[inline]
+    fn is_long(self) -> bool {
+        (self.0 >> 120) as u8 == LONG
+    }
+
+    /// The key spread over 64 bits, for the HAMT of a wide level.
+    fn hash(self) -> u64 {
+        let x = (self.0 as u64) ^ ((self.0 >> 64) as u64).rotate_left(29);
+        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 29)
+    }
+}
+
+/// The bytes of a word of at most 15 bytes as a little-endian integer, zero above them: loads
+/// of whole words (two overlapping ones for the tail) rather than a byte copy.
+#[inline]
+fn pack(bytes: &[u8]) -> u128 {
+    let len = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")));
+    if len >= 8 {
+        // The tail load ends at `len`; shifting drops the bytes the first load has.
+        let high = word(len - 8)
+            .checked_shr(((16 - len) * 8) as u32)
+            .unwrap_or(0);
+        u128::from(word(0)) | (u128::from(high) << 64)
+    } else if len >= 4 {
+        let high = half(len - 4) >> ((8 - len) * 8);
+        u128::from(half(0) | (high << 32))
+    } else {
+        bytes
+            .iter()
+            .rev()
+            .fold(0u128, |acc, &b| (acc << 8) | u128::from(b))
+    }
+}
+
+/// A word as a child entry stores it: its key, and the word itself when the key is a hash.
+#[derive(Clone)]
+pub(super) struct Label {
+    key: Key,
+    long: Option<Arc<str>>,
+}
+
+impl Label {
+    fn new(word: &str, key: Key) -> Label {
+        Label {
+            key,
+            long: key.is_long().then(|| word.into()),
+        }
+    }
+
+    /// Whether this is the label of `word`, whose key is `key`.
+    #[inline]
+    fn is(&self, word: &str, key: Key) -> bool {
+        self.key == key && (!key.is_long() || self.long.as_deref() == Some(word))
+    }
+}
+
+/// One child of a narrow level.
+#[derive(Clone)]
+pub(super) struct Kid {
+    label: Label,
+    child: Arc<INode>,
+}
+
+/// A level's children by literal word. Cloning is O(1): the versions share the array or map.
+#[derive(Clone)]
+pub(super) enum Kids {
+    /// At most [`NARROW`] children, scanned in order.
+    Narrow(Option<Arc<[Kid]>>),
+    /// More, in a persistent HAMT.
+    Wide(Hamt<Label, Arc<INode>>),
+}
+
+impl Default for Kids {
+    fn default() -> Self {
+        Kids::Narrow(None)
+    }
+}
+
+impl Kids {
+    /// Whether there is no child.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        match self {
+            Kids::Narrow(kids) => kids.is_none(),
+            Kids::Wide(map) => map.is_empty(),
+        }
+    }
+
+    /// The child along `word`, whose key is `key`.
+    #[inline]
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Arc<INode>> {
+        match self {
+            Kids::Narrow(None) => None,
+            Kids::Narrow(Some(kids)) => kids
+                .iter()
+                .find(|kid| kid.label.is(word, key))
+                .map(|kid| &kid.child),
+            Kids::Wide(map) => map.get(key.hash(), |label| label.is(word, key)),
+        }
+    }
+
+    /// A version with `child` along `word` (replacing any child there).
+    pub(super) fn with(&self, word: &str, key: Key, child: Arc<INode>) -> Kids {
+        let label = Label::new(word, key);
+        match self {
+            Kids::Narrow(kids) => {
+                let kids = kids.as_deref().unwrap_or(&[]);
+                let at = kids.iter().position(|kid| kid.label.is(word, key));
+                if at.is_none() && kids.len() == NARROW {
+                    let mut map = Hamt::default();
+                    for kid in kids {
+                        map = map.insert(
+                            kid.label.key.hash(),
+                            kid.label.clone(),
+                            kid.child.clone(),
+                            |_| false,
+                        );
+                    }
+                    return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
+                }
+                let mut next: Vec<Kid> = Vec::with_capacity(kids.len() + usize::from(at.is_none()));
+                next.extend(
+                    kids.iter()
+                        .enumerate()
+                        .filter(|(i, _)| Some(*i) != at)
+                        .map(|(_, kid)| kid.clone()),
+                );
+                next.push(Kid { label, child });
+                Kids::Narrow(Some(next.into()))
+            }
+            Kids::Wide(map) => {
+                Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
+            }
+        }
+    }
+
+    /// A version without the child along `word`, or `None` if there is none.
+    pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
+        match self {
+            Kids::Narrow(None) => None,
+            Kids::Narrow(Some(kids)) => {
+                let at = kids.iter().position(|kid| kid.label.is(word, key))?;
+                if kids.len() == 1 {
+                    return Some(Kids::Narrow(None));
+                }
+                let next: Arc<[Kid]> = kids
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != at)
+                    .map(|(_, kid)| kid.clone())
+                    .collect();
+                Some(Kids::Narrow(Some(next)))
+            }
+            Kids::Wide(map) => {
+                let map = map.remove(key.hash(), |l| l.is(word, key))?;
+                if map.len() < NARROW / 2 {
+                    let mut kids = Vec::with_capacity(map.len());
+                    map.for_each(|label, child| {
+                        kids.push(Kid {
+                            label: label.clone(),
+                            child: child.clone(),
+                        });
+                    });
+                    return Some(Kids::Narrow((!kids.is_empty()).then(|| kids.into())));
+                }
+                Some(Kids::Wide(map))
+            }
+        }
+    }
+
+    /// Empties the children, moving into `out` those that only this version refers to (the
+    /// caller dismantles them without recursion); shared ones are released.
+    pub(super) fn drain_unique(&mut self, out: &mut Vec<Arc<INode>>) {
+        match std::mem::take(self) {
+            Kids::Narrow(None) => {}
+            Kids::Narrow(Some(mut kids)) => {
+                // Only an array no other version shares is walked. Its children are taken by
+                // clone; once the array drops, their counts say who else still refers to them.
+                if Arc::get_mut(&mut kids).is_some() {
+                    out.extend(kids.iter().map(|kid| kid.child.clone()));
+                }
+            }
+            Kids::Wide(mut map) => map.drain_unique(out),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Key;
+
+    #[test]
+    fn keys_are_the_words_for_short_words_and_tell_every_pair_apart() {
+        let words: Vec<String> = (0..=20)
+            .flat_map(|len| {
+                ["", "x", "é"]
+                    .map(|tail| format!("{}{tail}", "abcdefghijklmnopqrstu"[..len].to_owned()))
+            })
+            .collect();
+        for a in &words {
+            let key = Key::of(a);
+            if a.len() < 16 {
+                let mut expected = [0u8; 16];
+                expected[..a.len()].copy_from_slice(a.as_bytes());
+                expected[15] = a.len() as u8;
+                assert_eq!(key.0.to_le_bytes(), expected, "{a:?}");
+            }
+            assert_eq!(key.is_long(), a.len() >= 16);
+            for b in &words {
+                assert_eq!(key == Key::of(b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+}
