@@ -27,7 +27,12 @@ const LONG: u8 = 0xFF;
 
 /// A word's identity for child lookups; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Key(u128);
+pub(super) struct Key {
+    /// Bytes 0..8.
+    low: u64,
+    /// Bytes 8..16: the length (or [`LONG`]) in the top byte.
+    high: u64,
+}
 
 impl Key {
     /// The key of `word`.
@@ -36,22 +41,30 @@ impl Key {
         let bytes = word.as_bytes();
         let len = bytes.len();
         if len < 16 {
-            return Key(pack(bytes) | (u128::from(len as u8) << 120));
+            return Key::new(pack(bytes) | (u128::from(len as u8) << 120));
         }
         let mut h = FxHasher::default();
         h.write(bytes);
-        Key(u128::from(h.finish()) | (u128::from(LONG) << 120))
+        Key::new(u128::from(h.finish()) | (u128::from(LONG) << 120))
+    }
+
+    #[inline]
+    fn new(bits: u128) -> Key {
+        Key {
+            low: bits as u64,
+            high: (bits >> 64) as u64,
+        }
     }
 
     /// Whether the key is a hash, so equal keys must still compare the words.
     #[inline]
     fn is_long(self) -> bool {
-        (self.0 >> 120) as u8 == LONG
+        (self.high >> 56) as u8 == LONG
     }
 
     /// The key spread over 64 bits, for the HAMT of a wide level.
     fn hash(self) -> u64 {
-        let x = (self.0 as u64) ^ ((self.0 >> 64) as u64).rotate_left(29);
+        let x = self.low ^ self.high.rotate_left(29);
         let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         h ^ (h >> 29)
     }
@@ -85,21 +98,24 @@ fn pack(bytes: &[u8]) -> u128 {
 #[derive(Clone)]
 pub(super) struct Label {
     key: Key,
-    long: Option<Arc<str>>,
+    /// A thin pointer, so that a narrow level's entry stays 32 bytes.
+    #[allow(clippy::rc_buffer)] // `Arc<str>` would be a fat pointer
+    long: Option<Arc<String>>,
 }
 
 impl Label {
     fn new(word: &str, key: Key) -> Label {
         Label {
             key,
-            long: key.is_long().then(|| word.into()),
+            long: key.is_long().then(|| Arc::new(word.to_owned())),
         }
     }
 
     /// Whether this is the label of `word`, whose key is `key`.
     #[inline]
     fn is(&self, word: &str, key: Key) -> bool {
-        self.key == key && (!key.is_long() || self.long.as_deref() == Some(word))
+        self.key == key
+            && (!key.is_long() || self.long.as_deref().map(String::as_str) == Some(word))
     }
 }
 
@@ -252,7 +268,8 @@ mod tests {
                 let mut expected = [0u8; 16];
                 expected[..a.len()].copy_from_slice(a.as_bytes());
                 expected[15] = a.len() as u8;
-                assert_eq!(key.0.to_le_bytes(), expected, "{a:?}");
+                let bits = u128::from(key.low) | (u128::from(key.high) << 64);
+                assert_eq!(bits.to_le_bytes(), expected, "{a:?}");
             }
             assert_eq!(key.is_long(), a.len() >= 16);
             for b in &words {

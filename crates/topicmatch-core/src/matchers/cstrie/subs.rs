@@ -91,7 +91,13 @@ impl Subs {
     #[inline]
     pub(super) fn collect(&self, out: &mut Vec<SubscriberId>) {
         match self {
-            Subs::Few(ids) => out.extend_from_slice(ids),
+            // A loop, not `extend_from_slice`: for a few ids a `memcpy` call costs more.
+            Subs::Few(ids) => {
+                out.reserve(ids.len());
+                for &id in ids {
+                    out.push(id);
+                }
+            }
             Subs::Many(map) => map.for_each(|s, ()| out.push(*s)),
         }
     }

@@ -94,9 +94,10 @@ fn lookup_pinned(
 ) -> Result<bool> {
     let dialect = trie.config.dialect;
     check_topic(dialect, &trie.config.limits, topic)?;
-    let words: Keys<'_> = split_words(dialect, topic)
-        .map(|w| (w, Key::of(w)))
-        .collect();
+    let mut words: Keys<'_> = SmallVec::new();
+    for word in split_words(dialect, topic) {
+        words.push((word, Key::of(word)));
+    }
     let n = words.len() as u32;
     // The first word starts with `$` exactly when the topic does.
     let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
@@ -108,51 +109,57 @@ fn lookup_pinned(
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
 
-    while let Some((inode, pos)) = stack.pop() {
-        let node = inode.load(pin);
-        if pos == n && !node.subs.is_empty() {
-            if first_only {
-                return Ok(true);
-            }
-            node.collect(out);
-            sets += 1;
-        }
-        let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
-        if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
-            let multi_node = multi.load(pin);
-            let take = match dialect {
-                Dialect::Nats => pos < n,
-                Dialect::Mqtt => true,
-                Dialect::Amqp if multi_node.is_childless() => true,
-                Dialect::Amqp => {
-                    // `#` swallows k >= 0 words: states (multi, pos..=n), each visited once.
-                    let id = ptr::from_ref::<INode>(multi) as usize;
-                    for p in pos..=n {
-                        if !memo.first_visit((id, p)) {
-                            // Reached before: so were all later positions from there.
-                            break;
-                        }
-                        stack.push((multi, p));
-                    }
-                    false
-                }
-            };
-            if take && !multi_node.subs.is_empty() {
+    while let Some((mut inode, mut pos)) = stack.pop() {
+        // Follows the literal child in place; the other branches wait on the stack.
+        loop {
+            let node = inode.load(pin);
+            if pos == n && !node.subs.is_empty() {
                 if first_only {
                     return Ok(true);
                 }
-                multi_node.collect(out);
+                node.collect(out);
                 sets += 1;
             }
-        }
-        if pos < n {
-            let (word, key) = words[pos as usize];
-            if let Some(child) = node.words.get(word, key) {
-                stack.push((child, pos + 1));
+            let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
+            if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
+                let multi_node = multi.load(pin);
+                let take = match dialect {
+                    Dialect::Nats => pos < n,
+                    Dialect::Mqtt => true,
+                    Dialect::Amqp if multi_node.is_childless() => true,
+                    Dialect::Amqp => {
+                        // `#` swallows k >= 0 words: states (multi, pos..=n), each visited once.
+                        let id = ptr::from_ref::<INode>(multi) as usize;
+                        for p in pos..=n {
+                            if !memo.first_visit((id, p)) {
+                                // Reached before: so were all later positions from there.
+                                break;
+                            }
+                            stack.push((multi, p));
+                        }
+                        false
+                    }
+                };
+                if take && !multi_node.subs.is_empty() {
+                    if first_only {
+                        return Ok(true);
+                    }
+                    multi_node.collect(out);
+                    sets += 1;
+                }
+            }
+            if pos == n {
+                break;
             }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
                 stack.push((one, pos + 1));
             }
+            let (word, key) = words[pos as usize];
+            let Some(child) = node.words.get(word, key) else {
+                break;
+            };
+            inode = child;
+            pos += 1;
         }
     }
     drop(memo);
@@ -160,7 +167,26 @@ fn lookup_pinned(
         return Ok(false);
     }
     if sets > 1 {
-        dedup_tail(out, start);
+        dedup(out, start);
     }
     Ok(out.len() > start)
+}
+
+/// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
+/// [`dedup_tail`] for more.
+fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
+    const FEW: usize = 16;
+    if out.len() - start > FEW {
+        dedup_tail(out, start);
+        return;
+    }
+    let mut kept = start;
+    for i in start..out.len() {
+        let id = out[i];
+        if !out[start..kept].contains(&id) {
+            out[kept] = id;
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
 }
