@@ -133,6 +133,9 @@ pub(super) enum Kids {
     Narrow(Option<Arc<[Kid]>>),
     /// More, in a persistent HAMT.
     Wide(Hamt<Label, Arc<INode>>),
+    /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
+    /// fits one cache line.
+    Tomb,
 }
 
 impl Default for Kids {
@@ -148,6 +151,7 @@ impl Kids {
         match self {
             Kids::Narrow(kids) => kids.is_none(),
             Kids::Wide(map) => map.is_empty(),
+            Kids::Tomb => true,
         }
     }
 
@@ -155,7 +159,7 @@ impl Kids {
     #[inline]
     pub(super) fn get(&self, word: &str, key: Key) -> Option<&Arc<INode>> {
         match self {
-            Kids::Narrow(None) => None,
+            Kids::Narrow(None) | Kids::Tomb => None,
             Kids::Narrow(Some(kids)) => kids
                 .iter()
                 .find(|kid| kid.label.is(word, key))
@@ -164,12 +168,22 @@ impl Kids {
         }
     }
 
-    /// A version with `child` along `word` (replacing any child there).
+    /// Whether these are a tombstone's.
+    #[inline]
+    pub(super) fn is_tomb(&self) -> bool {
+        matches!(self, Kids::Tomb)
+    }
+
+    /// A version with `child` along `word` (replacing any child there). Not for a tombstone,
+    /// which never changes.
     pub(super) fn with(&self, word: &str, key: Key, child: Arc<INode>) -> Kids {
         let label = Label::new(word, key);
         match self {
-            Kids::Narrow(kids) => {
-                let kids = kids.as_deref().unwrap_or(&[]);
+            Kids::Narrow(_) | Kids::Tomb => {
+                let kids = match self {
+                    Kids::Narrow(Some(kids)) => &kids[..],
+                    _ => &[],
+                };
                 let at = kids.iter().position(|kid| kid.label.is(word, key));
                 if at.is_none() && kids.len() == NARROW {
                     let mut map = Hamt::default();
@@ -183,15 +197,17 @@ impl Kids {
                     }
                     return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
                 }
-                let mut next: Vec<Kid> = Vec::with_capacity(kids.len() + usize::from(at.is_none()));
-                next.extend(
-                    kids.iter()
+                let kid = Kid { label, child };
+                // Exact-size iterators: the shared array is allocated once, in place.
+                let next: Arc<[Kid]> = match at {
+                    Some(at) => kids
+                        .iter()
                         .enumerate()
-                        .filter(|(i, _)| Some(*i) != at)
-                        .map(|(_, kid)| kid.clone()),
-                );
-                next.push(Kid { label, child });
-                Kids::Narrow(Some(next.into()))
+                        .map(|(i, old)| if i == at { kid.clone() } else { old.clone() })
+                        .collect(),
+                    None => kids.iter().cloned().chain([kid]).collect(),
+                };
+                Kids::Narrow(Some(next))
             }
             Kids::Wide(map) => {
                 Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
@@ -202,7 +218,7 @@ impl Kids {
     /// A version without the child along `word`, or `None` if there is none.
     pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
         match self {
-            Kids::Narrow(None) => None,
+            Kids::Narrow(None) | Kids::Tomb => None,
             Kids::Narrow(Some(kids)) => {
                 let at = kids.iter().position(|kid| kid.label.is(word, key))?;
                 if kids.len() == 1 {
@@ -237,7 +253,7 @@ impl Kids {
     /// caller dismantles them without recursion); shared ones are released.
     pub(super) fn drain_unique(&mut self, out: &mut Vec<Arc<INode>>) {
         match std::mem::take(self) {
-            Kids::Narrow(None) => {}
+            Kids::Narrow(None) | Kids::Tomb => {}
             Kids::Narrow(Some(mut kids)) => {
                 // Only an array no other version shares is walked. Its children are taken by
                 // clone; once the array drops, their counts say who else still refers to them.
@@ -253,6 +269,17 @@ impl Kids {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::Key;
+
+    #[test]
+    fn node_sizes() {
+        eprintln!(
+            "Main {} Kids {} Subs {} Kid {}",
+            std::mem::size_of::<super::super::nodes::Main>(),
+            std::mem::size_of::<super::Kids>(),
+            std::mem::size_of::<super::super::subs::Subs>(),
+            std::mem::size_of::<super::Kid>()
+        );
+    }
 
     #[test]
     fn keys_are_the_words_for_short_words_and_tell_every_pair_apart() {

@@ -98,7 +98,7 @@ impl CsTrieMatcher {
             let (parent, child, edge) = (path[k - 1], path[k], edges[k - 1]);
             loop {
                 let current = parent.load(pin);
-                if current.tomb {
+                if current.is_tomb() {
                     // A helper tombstoned the parent already: carry on upward.
                     break;
                 }
@@ -148,7 +148,7 @@ impl Matcher for CsTrieMatcher {
                 let inode = path[path.len() - 1];
                 let depth = path.len() - 1;
                 let main = inode.load(&pin);
-                if main.tomb {
+                if main.is_tomb() {
                     Self::contract(&path, &edges, &pin);
                     continue 'restart;
                 }
@@ -180,7 +180,7 @@ impl Matcher for CsTrieMatcher {
             let inode = path[path.len() - 1];
             let depth = path.len() - 1;
             let main = inode.load(&pin);
-            if main.tomb {
+            if main.is_tomb() {
                 // Invariant 1: nothing lives below a tombstone.
                 return false;
             }

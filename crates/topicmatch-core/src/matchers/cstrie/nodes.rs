@@ -31,7 +31,7 @@ impl<'a> Edge<'a> {
 }
 
 /// An immutable main node: a C-node (one trie level: children and the subscribers whose pattern
-/// ends here) or, with `tomb` set, a tombstone: an empty node being unlinked, which never
+/// ends here) or, with [`Kids::Tomb`] as its children, a tombstone: an empty node being unlinked, which never
 /// changes again. A copy shares the children and the subscriber set, so building the next
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
@@ -45,26 +45,37 @@ pub(super) struct Main {
     pub multi: Option<Arc<INode>>,
     /// Subscribers whose pattern ends here.
     pub subs: Subs,
-    /// Whether this is a tombstone.
-    pub tomb: bool,
 }
 
 impl Main {
     fn copy(&self) -> Main {
         Main {
-            words: self.words.clone(),
+            // A tombstone never changes, so its copies are never tombstones.
+            words: if self.is_tomb() {
+                Kids::default()
+            } else {
+                self.words.clone()
+            },
             one: self.one.clone(),
             multi: self.multi.clone(),
             subs: self.subs.clone(),
-            tomb: false,
         }
     }
 
     /// A tombstone.
     pub(super) fn tomb() -> Main {
-        let mut tomb = Main::default();
-        tomb.tomb = true;
-        tomb
+        Main {
+            words: Kids::Tomb,
+            one: None,
+            multi: None,
+            subs: Subs::default(),
+        }
+    }
+
+    /// Whether this is a tombstone.
+    #[inline]
+    pub(super) fn is_tomb(&self) -> bool {
+        self.words.is_tomb()
     }
 
     /// A leaf holding `sub` only.
