@@ -36,15 +36,12 @@ impl<'a> Iterator for SplitWords<'a> {
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
         let rest = self.rest?;
-        match rest.bytes().position(|b| b == self.sep) {
-            Some(at) => {
-                self.rest = Some(&rest[at + 1..]);
-                Some(&rest[..at])
-            }
-            None => {
-                self.rest = None;
-                Some(rest)
-            }
+        if let Some(at) = rest.bytes().position(|b| b == self.sep) {
+            self.rest = Some(&rest[at + 1..]);
+            Some(&rest[..at])
+        } else {
+            self.rest = None;
+            Some(rest)
         }
     }
 }

@@ -271,14 +271,9 @@ mod tests {
     use super::Key;
 
     #[test]
-    fn node_sizes() {
-        eprintln!(
-            "Main {} Kids {} Subs {} Kid {}",
-            std::mem::size_of::<super::super::nodes::Main>(),
-            std::mem::size_of::<super::Kids>(),
-            std::mem::size_of::<super::super::subs::Subs>(),
-            std::mem::size_of::<super::Kid>()
-        );
+    fn a_main_node_fits_one_cache_line_and_a_narrow_entry_half_of_one() {
+        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 64);
+        assert_eq!(std::mem::size_of::<super::Kid>(), 32);
     }
 
     #[test]
