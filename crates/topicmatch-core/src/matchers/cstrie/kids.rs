@@ -277,10 +277,16 @@ impl Kids {
         match std::mem::take(self) {
             Kids::Narrow(None) | Kids::Tomb => {}
             Kids::Narrow(Some(mut kids)) => {
-                // Only an array no other version shares is walked. Its children are taken by
-                // clone; once the array drops, their counts say who else still refers to them.
+                // Only an array no other version shares is walked, and of it only the children
+                // it alone refers to (a count of 1 cannot rise: nobody else holds a reference to
+                // clone). Those are taken by clone, so that they outlive the array; the rest
+                // are released when it drops, without an extra count change each.
                 if Arc::get_mut(&mut kids).is_some() {
-                    out.extend(kids.iter().map(|kid| kid.child.clone()));
+                    out.extend(
+                        kids.iter()
+                            .filter(|kid| Arc::strong_count(&kid.child) == 1)
+                            .map(|kid| kid.child.clone()),
+                    );
                 }
             }
             Kids::Wide(mut map) => map.drain_unique(out),

@@ -152,6 +152,7 @@ fn lookup_pinned(
                 break;
             }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
+                one.prefetch();
                 stack.push((one, pos + 1));
             }
             let (word, key) = words[pos as usize];
