@@ -9,15 +9,18 @@
 //! level builds a new main node and installs it with one compare-and-swap on the I-node; a
 //! failed CAS means another writer changed that level, and the operation retries in a loop.
 //!
-//! The word children and the subscriber set are persistent hash array mapped tries
-//! ([`hamt`]): a new main node shares them with the old one and rebuilds only the HAMT path the
-//! update touches (at most 13 nodes of at most 32 slots). So a level with 100,000 children or a
-//! pattern with 100,000 subscribers costs O(log n) per insert, not O(n): neither the child map
-//! nor the subscriber set is copied, unlike the seed's Go CS-trie (and RabbitMQ's old one).
+//! A narrow level's word children (at most 16) sit in one shared flat array, a wide level's in a
+//! persistent hash array mapped trie ([`hamt`]); the subscriber set keeps two ids inline, then
+//! a shared array, then a HAMT ([`subs`]). A new main node shares them with the old one and
+//! rebuilds only what the update touches: a bounded array, or the HAMT path (at most 13 nodes
+//! of at most 32 slots). So a level with 100,000 children or a pattern with 100,000
+//! subscribers costs O(log n) per insert, not O(n): neither the child map nor the subscriber
+//! set is copied whole, unlike the seed's Go CS-trie (and RabbitMQ's old one).
 //!
-//! Words are hashed once (64-bit FxHash) and children are found by that integer hash plus one
-//! string comparison; there is no global word table for lookups to consult or for
-//! unsubscribes to maintain.
+//! Words are compared through a 16-byte key ([`kids::Key`]): a word of up to 15 bytes is its
+//! own key, so a child is found by integer compares with no hashing and no pointer to follow;
+//! longer words are keyed by a 64-bit hash and compared once. There is no global word table for
+//! lookups to consult or for unsubscribes to maintain.
 //!
 //! # Operations
 //! - **insert** walks down from the root; where the path ends early it installs the whole
@@ -28,8 +31,9 @@
 //!   tombstoned child from its parent, tombstoning the parent too if that empties it, upward.
 //! - A writer that meets a tombstone *helps*: it runs the same contraction from its own path,
 //!   then restarts from the root. So no operation waits for another: lock-free.
-//! - **lookup** pins once, then walks like the `trie` (an explicit stack of (I-node,
-//!   position) states, AMQP `#` states memoised), reading each main node with one load.
+//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks like the `trie`
+//!   (an explicit stack of (I-node, position) states, AMQP `#` states memoised), reading each
+//!   main node with one load.
 //!
 //! # Invariants
 //! 1. A tombstone never changes again, and has no children or subscribers.
@@ -44,6 +48,7 @@
 //! guarantees.
 
 mod hamt;
+mod kids;
 mod nodes;
 mod raw;
 mod subs;
@@ -97,7 +102,7 @@ impl CsTrieMatcher {
             let (parent, child, edge) = (path[k - 1], path[k], edges[k - 1]);
             loop {
                 let current = parent.load(pin);
-                if current.tomb {
+                if current.is_tomb() {
                     // A helper tombstoned the parent already: carry on upward.
                     break;
                 }
@@ -147,7 +152,7 @@ impl Matcher for CsTrieMatcher {
                 let inode = path[path.len() - 1];
                 let depth = path.len() - 1;
                 let main = inode.load(&pin);
-                if main.tomb {
+                if main.is_tomb() {
                     Self::contract(&path, &edges, &pin);
                     continue 'restart;
                 }
@@ -179,7 +184,7 @@ impl Matcher for CsTrieMatcher {
             let inode = path[path.len() - 1];
             let depth = path.len() - 1;
             let main = inode.load(&pin);
-            if main.tomb {
+            if main.is_tomb() {
                 // Invariant 1: nothing lives below a tombstone.
                 return false;
             }
@@ -211,8 +216,17 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
-        let mut out = Vec::new();
-        walk::lookup(self, topic, &mut out, true)
+        // `first_only` appends nothing.
+        walk::lookup(self, topic, &mut Vec::new(), true)
+    }
+
+    fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        walk::lookup_batch(self, topics, out, ends)
     }
 }
 

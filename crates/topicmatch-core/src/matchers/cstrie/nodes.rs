@@ -1,30 +1,18 @@
 //! The CS-trie's nodes: immutable main nodes (C-nodes and tombstones) and the edges between
 //! levels.
 
-use std::hash::Hasher;
-
-use rustc_hash::FxHasher;
-
-use super::hamt::Hamt;
+use super::kids::{Key, Kids};
 use super::raw::INode;
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
 use crate::sync::Arc;
 
-/// The 64-bit hash that places a literal word in a node's word children.
-#[inline]
-pub(super) fn word_hash(word: &str) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(word.as_bytes());
-    h.finish()
-}
-
 /// The edge from a node to one of its children.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Edge<'a> {
-    /// A literal word and its [`word_hash`].
-    Word(&'a str, u64),
+    /// A literal word and its [`Key`].
+    Word(&'a str, Key),
     /// The one-word wildcard.
     One,
     /// The multi-word wildcard.
@@ -35,7 +23,7 @@ impl<'a> Edge<'a> {
     /// The edge a pattern word follows.
     pub(super) fn of(word: &'a Word) -> Self {
         match word {
-            Word::Literal(w) => Edge::Word(w, word_hash(w)),
+            Word::Literal(w) => Edge::Word(w, Key::of(w)),
             Word::One => Edge::One,
             Word::Multi => Edge::Multi,
         }
@@ -43,39 +31,51 @@ impl<'a> Edge<'a> {
 }
 
 /// An immutable main node: a C-node (one trie level: children and the subscribers whose pattern
-/// ends here) or, with `tomb` set, a tombstone: an empty node being unlinked, which never
-/// changes again. A copy shares both maps, so building the next version costs O(1) plus the
-/// HAMT path the update touches.
+/// ends here) or, with [`Kids::Tomb`] as its children, a tombstone: an empty node being unlinked, which never
+/// changes again. A copy shares the children and the subscriber set, so building the next
+/// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
+/// path).
 #[derive(Default)]
 pub(super) struct Main {
     /// Children by literal word.
-    pub words: Hamt<Arc<str>, Arc<INode>>,
+    pub words: Kids,
     /// The one-word wildcard child.
     pub one: Option<Arc<INode>>,
     /// The multi-word wildcard child.
     pub multi: Option<Arc<INode>>,
     /// Subscribers whose pattern ends here.
     pub subs: Subs,
-    /// Whether this is a tombstone.
-    pub tomb: bool,
 }
 
 impl Main {
     fn copy(&self) -> Main {
         Main {
-            words: self.words.clone(),
+            // A tombstone never changes, so its copies are never tombstones.
+            words: if self.is_tomb() {
+                Kids::default()
+            } else {
+                self.words.clone()
+            },
             one: self.one.clone(),
             multi: self.multi.clone(),
             subs: self.subs.clone(),
-            tomb: false,
         }
     }
 
     /// A tombstone.
     pub(super) fn tomb() -> Main {
-        let mut tomb = Main::default();
-        tomb.tomb = true;
-        tomb
+        Main {
+            words: Kids::Tomb,
+            one: None,
+            multi: None,
+            subs: Subs::default(),
+        }
+    }
+
+    /// Whether this is a tombstone.
+    #[inline]
+    pub(super) fn is_tomb(&self) -> bool {
+        self.words.is_tomb()
     }
 
     /// A leaf holding `sub` only.
@@ -97,7 +97,7 @@ impl Main {
     #[inline]
     pub(super) fn child(&self, edge: Edge<'_>) -> Option<&Arc<INode>> {
         match edge {
-            Edge::Word(word, hash) => self.words.get(hash, |k| **k == *word),
+            Edge::Word(word, key) => self.words.get(word, key),
             Edge::One => self.one.as_ref(),
             Edge::Multi => self.multi.as_ref(),
         }
@@ -107,11 +107,7 @@ impl Main {
     pub(super) fn with_child(&self, edge: Edge<'_>, child: Arc<INode>) -> Main {
         let mut next = self.copy();
         match edge {
-            Edge::Word(word, hash) => {
-                next.words = self
-                    .words
-                    .insert(hash, word.into(), child, |k| **k == *word);
-            }
+            Edge::Word(word, key) => next.words = self.words.with(word, key, child),
             Edge::One => next.one = Some(child),
             Edge::Multi => next.multi = Some(child),
         }
@@ -122,8 +118,8 @@ impl Main {
     pub(super) fn without_child(&self, edge: Edge<'_>) -> Main {
         let mut next = self.copy();
         match edge {
-            Edge::Word(word, hash) => {
-                if let Some(words) = self.words.remove(hash, |k| **k == *word) {
+            Edge::Word(word, key) => {
+                if let Some(words) = self.words.without(word, key) {
                     next.words = words;
                 }
             }
@@ -156,16 +152,17 @@ impl Main {
 
     /// Moves the children only this node refers to into `out`; releases the shared ones.
     fn take_children(&mut self, out: &mut Vec<Arc<INode>>) {
-        let mut words = Vec::new();
-        self.words.drain_unique(&mut words);
-        let children = self
-            .one
-            .take()
-            .into_iter()
-            .chain(self.multi.take())
-            .chain(words);
-        // A count of 1 cannot rise: nobody else holds a reference to clone.
-        out.extend(children.filter(|child| Arc::strong_count(child) == 1));
+        let mut children = Vec::new();
+        self.words.drain_unique(&mut children);
+        children.extend(self.one.take());
+        children.extend(self.multi.take());
+        // A count of 1 cannot rise: nobody else holds a reference to clone. (The drained
+        // references are all this node's: `drain_unique` has released the rest.)
+        out.extend(
+            children
+                .into_iter()
+                .filter(|child| Arc::strong_count(child) == 1),
+        );
     }
 }
 

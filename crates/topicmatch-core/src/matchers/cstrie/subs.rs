@@ -1,18 +1,21 @@
-//! A level's subscriber set: a few ids inline in the main node, a persistent HAMT beyond.
+//! A level's subscriber set: two ids inline in the main node, a small shared array up to
+//! [`FEW`], a persistent HAMT beyond.
 //!
-//! Most patterns have a handful of subscribers; keeping up to [`INLINE`] of them inline makes
-//! collecting them a slice copy. Past that the set moves to a [`Hamt`], so a subscribe or
-//! unsubscribe never copies more than a bounded number of ids (the RabbitMQ failure mode of
-//! copying 20k subscribers per subscribe cannot happen). It moves back inline only below
-//! [`INLINE`] / 2, so a set hovering around the threshold does not convert back and forth.
-
-use smallvec::SmallVec;
+//! Most patterns have one or two subscribers; keeping them inline keeps the main node within
+//! one cache line. Up to [`FEW`] ids sit in one shared array, copied by an update (a bounded
+//! copy). Past that the set moves to a [`Hamt`], so a subscribe or unsubscribe never copies
+//! more than a bounded number of ids (the RabbitMQ failure mode of copying 20k subscribers per
+//! subscribe cannot happen). It moves back to an array only below [`FEW`] / 2, so a set
+//! hovering around the threshold does not convert back and forth.
 
 use super::hamt::Hamt;
 use crate::matcher::SubscriberId;
+use crate::sync::Arc;
 
-/// Most subscribers kept inline.
-const INLINE: usize = 8;
+/// Most ids kept inline.
+const INLINE: usize = 2;
+/// Most ids kept in a shared array.
+const FEW: usize = 16;
 
 /// The position of a subscriber in the HAMT: a bijection on `u64`, so it never collides, and
 /// it spreads consecutive ids over the low bits the HAMT indexes by first.
@@ -21,76 +24,110 @@ fn sub_hash(sub: SubscriberId) -> u64 {
     sub.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// A set of subscriber ids, cheap to copy (at most [`INLINE`] ids or one pointer).
+/// A set of subscriber ids, cheap to copy (two ids or one pointer).
 #[derive(Clone)]
 pub(super) enum Subs {
-    /// Up to [`INLINE`] ids.
-    Few(SmallVec<[SubscriberId; INLINE]>),
+    /// Up to [`INLINE`] ids: the first `len`.
+    Inline(u8, [SubscriberId; INLINE]),
+    /// Up to [`FEW`] ids.
+    Few(Arc<[SubscriberId]>),
     /// More.
     Many(Hamt<SubscriberId, ()>),
 }
 
 impl Default for Subs {
     fn default() -> Self {
-        Subs::Few(SmallVec::new())
+        Subs::Inline(0, [0; INLINE])
     }
 }
 
 impl Subs {
+    /// A set of `ids` (distinct, at most [`FEW`]).
+    fn of(ids: &[SubscriberId]) -> Subs {
+        debug_assert!(ids.len() <= FEW);
+        if ids.len() <= INLINE {
+            let mut inline = [0; INLINE];
+            inline[..ids.len()].copy_from_slice(ids);
+            Subs::Inline(ids.len() as u8, inline)
+        } else {
+            Subs::Few(ids.into())
+        }
+    }
+
+    /// The ids of a set held in a slice.
+    #[inline]
+    fn slice(&self) -> Option<&[SubscriberId]> {
+        match self {
+            Subs::Inline(len, ids) => Some(&ids[..usize::from(*len)]),
+            Subs::Few(ids) => Some(ids),
+            Subs::Many(_) => None,
+        }
+    }
+
     /// Whether the set is empty.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         match self {
-            Subs::Few(ids) => ids.is_empty(),
-            Subs::Many(map) => map.is_empty(),
+            Subs::Inline(len, _) => *len == 0,
+            // A shared array or a map is never empty (it would have been converted).
+            Subs::Few(_) | Subs::Many(_) => false,
         }
     }
 
     /// The set with `sub` added.
     pub(super) fn with(&self, sub: SubscriberId) -> Subs {
-        match self {
-            Subs::Few(ids) if ids.contains(&sub) => self.clone(),
-            Subs::Few(ids) if ids.len() < INLINE => {
-                let mut ids = ids.clone();
-                ids.push(sub);
-                Subs::Few(ids)
+        match (self, self.slice()) {
+            (_, Some(ids)) if ids.contains(&sub) => self.clone(),
+            (_, Some(ids)) if ids.len() < FEW => {
+                let mut next: smallvec::SmallVec<[SubscriberId; FEW]> =
+                    ids.iter().copied().collect();
+                next.push(sub);
+                Subs::of(&next)
             }
-            Subs::Few(ids) => {
+            (_, Some(ids)) => {
                 let mut map = Hamt::default();
                 for &id in ids.iter().chain([&sub]) {
                     map = map.insert(sub_hash(id), id, (), |s| *s == id);
                 }
                 Subs::Many(map)
             }
-            Subs::Many(map) => Subs::Many(map.insert(sub_hash(sub), sub, (), |s| *s == sub)),
+            (Subs::Many(map), None) => {
+                Subs::Many(map.insert(sub_hash(sub), sub, (), |s| *s == sub))
+            }
+            (_, None) => unreachable!("only a map has no slice"),
         }
     }
 
     /// The set without `sub`, or `None` if it is not there.
     pub(super) fn without(&self, sub: SubscriberId) -> Option<Subs> {
-        match self {
-            Subs::Few(ids) => {
-                let at = ids.iter().position(|s| *s == sub)?;
-                let mut ids = ids.clone();
-                ids.swap_remove(at);
-                Some(Subs::Few(ids))
-            }
-            Subs::Many(map) => {
-                let map = map.remove(sub_hash(sub), |s| *s == sub)?;
-                if map.len() < INLINE / 2 {
-                    let mut ids = SmallVec::new();
-                    map.for_each(|s, ()| ids.push(*s));
-                    return Some(Subs::Few(ids));
-                }
-                Some(Subs::Many(map))
-            }
+        if let Some(ids) = self.slice() {
+            let at = ids.iter().position(|s| *s == sub)?;
+            let mut next: smallvec::SmallVec<[SubscriberId; FEW]> = ids.iter().copied().collect();
+            next.swap_remove(at);
+            return Some(Subs::of(&next));
         }
+        let Subs::Many(map) = self else {
+            unreachable!("only a map has no slice")
+        };
+        let map = map.remove(sub_hash(sub), |s| *s == sub)?;
+        if map.len() < FEW / 2 {
+            let mut ids = smallvec::SmallVec::<[SubscriberId; FEW]>::new();
+            map.for_each(|s, ()| ids.push(*s));
+            return Some(Subs::of(&ids));
+        }
+        Some(Subs::Many(map))
     }
 
     /// Appends the ids to `out`.
     #[inline]
     pub(super) fn collect(&self, out: &mut Vec<SubscriberId>) {
         match self {
+            // A loop, not `extend_from_slice`: for a few ids a `memcpy` call costs more.
+            Subs::Inline(len, ids) => {
+                for &id in &ids[..usize::from(*len)] {
+                    out.push(id);
+                }
+            }
             Subs::Few(ids) => out.extend_from_slice(ids),
             Subs::Many(map) => map.for_each(|s, ()| out.push(*s)),
         }
@@ -99,12 +136,12 @@ impl Subs {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{Subs, INLINE};
+    use super::{Subs, FEW};
 
     #[test]
     fn crosses_the_inline_threshold_both_ways() {
         let mut set = Subs::default();
-        let n = 3 * INLINE as u64;
+        let n = 3 * FEW as u64;
         for i in 0..n {
             set = set.with(i);
             set = set.with(i);
@@ -118,7 +155,7 @@ mod tests {
             set = set.without(i).expect("present");
             assert!(set.without(i).is_none());
         }
-        assert!(matches!(set, Subs::Few(_)));
+        assert!(matches!(set, Subs::Inline(0, _)));
         assert!(set.is_empty());
     }
 }

@@ -8,13 +8,13 @@ use std::ptr;
 use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
-use super::nodes::{word_hash, Edge};
-use super::raw::INode;
+use super::kids::Key;
+use super::raw::{INode, Pin};
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, SubscriberId};
-use crate::topic::{parse_topic, INLINE_WORDS};
+use crate::topic::{check_topic, split_words, INLINE_WORDS};
 
 #[cfg(not(loom))]
 thread_local! {
@@ -52,6 +52,9 @@ impl Drop for Memo {
     }
 }
 
+/// The words of a topic with their [`Key`]s, inline for usual depths.
+type Keys<'t> = SmallVec<[(&'t str, Key); INLINE_WORDS]>;
+
 /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
 /// With `first_only`, stops at the first subscriber found and returns whether there was one.
 pub(super) fn lookup(
@@ -60,48 +63,71 @@ pub(super) fn lookup(
     out: &mut Vec<SubscriberId>,
     first_only: bool,
 ) -> Result<bool> {
-    let dialect = trie.config.dialect;
-    let words = parse_topic(dialect, &trie.config.limits, topic)?;
-    let hashes: SmallVec<[u64; INLINE_WORDS]> = words.iter().map(|w| word_hash(w)).collect();
-    let n = words.len() as u32;
-    let hide_root_wildcards =
-        dialect == Dialect::Mqtt && words.first().is_some_and(|w| w.starts_with('$'));
-    let start = out.len();
     let pin = trie.reclaim.pin();
+    lookup_pinned(trie, topic, out, first_only, &pin)
+}
+
+/// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
+///
+/// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
+pub(super) fn lookup_batch(
+    trie: &CsTrieMatcher,
+    topics: &[&str],
+    out: &mut Vec<SubscriberId>,
+    ends: &mut Vec<usize>,
+) -> Result<()> {
+    let pin = trie.reclaim.pin();
+    for topic in topics {
+        lookup_pinned(trie, topic, out, false, &pin)?;
+        ends.push(out.len());
+    }
+    Ok(())
+}
+
+/// [`lookup`] under a pin the caller holds.
+fn lookup_pinned(
+    trie: &CsTrieMatcher,
+    topic: &str,
+    out: &mut Vec<SubscriberId>,
+    first_only: bool,
+    pin: &Pin<'_>,
+) -> Result<bool> {
+    let dialect = trie.config.dialect;
+    check_topic(dialect, &trie.config.limits, topic)?;
+    let mut words: Keys<'_> = SmallVec::new();
+    for word in split_words(dialect, topic) {
+        words.push((word, Key::of(word)));
+    }
+    let n = words.len() as u32;
+    // The first word starts with `$` exactly when the topic does.
+    let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
+    let start = out.len();
     let root: &INode = &trie.root;
     let mut stack: SmallVec<[(&INode, u32); 32]> = SmallVec::new();
     stack.push((root, 0));
     let mut memo = Memo::default();
-    let mut found = false;
+    // How many subscriber sets were appended: one set has no duplicates to remove.
+    let mut sets = 0u32;
 
-    while let Some((inode, pos)) = stack.pop() {
-        let node = inode.load(&pin);
-        if pos == n && !node.subs.is_empty() {
-            node.collect(out);
-            found = true;
-        }
-        if found && first_only {
-            break;
-        }
-        let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
-        if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
-            let multi_node = multi.load(&pin);
-            match dialect {
-                Dialect::Nats => {
-                    if pos < n && !multi_node.subs.is_empty() {
-                        multi_node.collect(out);
-                        found = true;
-                    }
+    while let Some((mut inode, mut pos)) = stack.pop() {
+        // Follows the literal child in place; the other branches wait on the stack.
+        loop {
+            let node = inode.load(pin);
+            if pos == n && !node.subs.is_empty() {
+                if first_only {
+                    return Ok(true);
                 }
-                Dialect::Mqtt => {
-                    multi_node.collect(out);
-                    found |= !multi_node.subs.is_empty();
-                }
-                Dialect::Amqp => {
-                    if multi_node.is_childless() {
-                        multi_node.collect(out);
-                        found |= !multi_node.subs.is_empty();
-                    } else {
+                node.collect(out);
+                sets += 1;
+            }
+            let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
+            if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
+                let multi_node = multi.load(pin);
+                let take = match dialect {
+                    Dialect::Nats => pos < n,
+                    Dialect::Mqtt => true,
+                    Dialect::Amqp if multi_node.is_childless() => true,
+                    Dialect::Amqp => {
                         // `#` swallows k >= 0 words: states (multi, pos..=n), each visited once.
                         let id = ptr::from_ref::<INode>(multi) as usize;
                         for p in pos..=n {
@@ -111,28 +137,57 @@ pub(super) fn lookup(
                             }
                             stack.push((multi, p));
                         }
+                        false
                     }
+                };
+                if take && !multi_node.subs.is_empty() {
+                    if first_only {
+                        return Ok(true);
+                    }
+                    multi_node.collect(out);
+                    sets += 1;
                 }
             }
-            if found && first_only {
+            if pos == n {
                 break;
             }
-        }
-        if pos < n {
-            let at = pos as usize;
-            if let Some(child) = node.child(Edge::Word(words[at], hashes[at])) {
-                stack.push((child, pos + 1));
-            }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
+                one.prefetch();
                 stack.push((one, pos + 1));
             }
+            let (word, key) = words[pos as usize];
+            let Some(child) = node.words.get(word, key) else {
+                break;
+            };
+            inode = child;
+            pos += 1;
         }
     }
     drop(memo);
     if first_only {
-        out.truncate(start);
-        return Ok(found);
+        return Ok(false);
     }
-    dedup_tail(out, start);
+    if sets > 1 {
+        dedup(out, start);
+    }
     Ok(out.len() > start)
+}
+
+/// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
+/// [`dedup_tail`] for more.
+fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
+    const FEW: usize = 16;
+    if out.len() - start > FEW {
+        dedup_tail(out, start);
+        return;
+    }
+    let mut kept = start;
+    for i in start..out.len() {
+        let id = out[i];
+        if !out[start..kept].contains(&id) {
+            out[kept] = id;
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
 }

@@ -1,0 +1,330 @@
+//! A C-node's children by literal word: a short flat array scanned linearly while the level is
+//! narrow, a persistent HAMT once it is wide.
+//!
+//! Words are compared through a 16-byte [`Key`]: a word of up to 15 bytes *is* its key (its
+//! bytes, zero-padded, and its length), so finding a child is a scan of 128-bit equalities with
+//! no pointer to follow and no hash to compute. A longer word's key is its 64-bit hash plus a
+//! marker, and the word itself (kept beside the key) settles equal hashes.
+//!
+//! Narrow levels (at most [`NARROW`] children, the usual case: ftm's fanout is 10) keep their
+//! children in one shared immutable array, rebuilt by an update (O([`NARROW`])). Past that the
+//! children move to a [`Hamt`], so a level with 100,000 children still costs O(log n) per update;
+//! they move back only below [`NARROW`] / 2, so a level hovering at the threshold does not
+//! convert back and forth.
+
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
+
+use super::hamt::Hamt;
+use super::raw::INode;
+use crate::sync::Arc;
+
+/// Most children a narrow level holds.
+const NARROW: usize = 16;
+/// The length byte that marks a long word's key.
+const LONG: u8 = 0xFF;
+
+/// A word's identity for child lookups; see the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Key {
+    /// Bytes 0..8.
+    low: u64,
+    /// Bytes 8..16: the length (or [`LONG`]) in the top byte.
+    high: u64,
+}
+
+impl Key {
+    /// The key of `word`.
+    #[inline]
+    pub(super) fn of(word: &str) -> Key {
+        let bytes = word.as_bytes();
+        let len = bytes.len();
+        if len < 16 {
+            return Key::new(pack(bytes) | (u128::from(len as u8) << 120));
+        }
+        let mut h = FxHasher::default();
+        h.write(bytes);
+        Key::new(u128::from(h.finish()) | (u128::from(LONG) << 120))
+    }
+
+    #[inline]
+    fn new(bits: u128) -> Key {
+        Key {
+            low: bits as u64,
+            high: (bits >> 64) as u64,
+        }
+    }
+
+    /// Whether the key is a hash, so equal keys must still compare the words.
+    #[inline]
+    fn is_long(self) -> bool {
+        (self.high >> 56) as u8 == LONG
+    }
+
+    /// The key spread over 64 bits, for the HAMT of a wide level.
+    fn hash(self) -> u64 {
+        let x = self.low ^ self.high.rotate_left(29);
+        let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 29)
+    }
+}
+
+/// The bytes of a word of at most 15 bytes as a little-endian integer, zero above them: loads
+/// of whole words (two overlapping ones for the tail) rather than a byte copy.
+#[inline]
+fn pack(bytes: &[u8]) -> u128 {
+    let len = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")));
+    if len >= 8 {
+        // The tail load ends at `len`; shifting drops the bytes the first load has.
+        let high = word(len - 8)
+            .checked_shr(((16 - len) * 8) as u32)
+            .unwrap_or(0);
+        u128::from(word(0)) | (u128::from(high) << 64)
+    } else if len >= 4 {
+        let high = half(len - 4) >> ((8 - len) * 8);
+        u128::from(half(0) | (high << 32))
+    } else {
+        bytes
+            .iter()
+            .rev()
+            .fold(0u128, |acc, &b| (acc << 8) | u128::from(b))
+    }
+}
+
+/// A word as a child entry stores it: its key, and the word itself when the key is a hash.
+#[derive(Clone)]
+pub(super) struct Label {
+    key: Key,
+    /// A thin pointer, so that a narrow level's entry stays 32 bytes.
+    #[allow(clippy::rc_buffer)] // `Arc<str>` would be a fat pointer
+    long: Option<Arc<String>>,
+}
+
+impl Label {
+    fn new(word: &str, key: Key) -> Label {
+        Label {
+            key,
+            long: key.is_long().then(|| Arc::new(word.to_owned())),
+        }
+    }
+
+    /// Whether this long word's label is the label of `word` (whose key equals this key).
+    #[cold]
+    #[inline(never)]
+    fn is_long(&self, word: &str) -> bool {
+        self.long.as_deref().map(String::as_str) == Some(word)
+    }
+
+    /// Whether this is the label of `word`, whose key is `key`.
+    #[inline]
+    fn is(&self, word: &str, key: Key) -> bool {
+        self.key == key
+            && (!key.is_long() || self.long.as_deref().map(String::as_str) == Some(word))
+    }
+}
+
+/// One child of a narrow level.
+#[derive(Clone)]
+pub(super) struct Kid {
+    label: Label,
+    child: Arc<INode>,
+}
+
+/// A level's children by literal word. Cloning is O(1): the versions share the array or map.
+#[derive(Clone)]
+pub(super) enum Kids {
+    /// At most [`NARROW`] children, scanned in order.
+    Narrow(Option<Arc<[Kid]>>),
+    /// More, in a persistent HAMT.
+    Wide(Hamt<Label, Arc<INode>>),
+    /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
+    /// fits one cache line.
+    Tomb,
+}
+
+impl Default for Kids {
+    fn default() -> Self {
+        Kids::Narrow(None)
+    }
+}
+
+impl Kids {
+    /// Whether there is no child.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        match self {
+            Kids::Narrow(kids) => kids.is_none(),
+            Kids::Wide(map) => map.is_empty(),
+            Kids::Tomb => true,
+        }
+    }
+
+    /// The child along `word`, whose key is `key`. Inlined into the lookup's loop: the narrow
+    /// scan is a handful of instructions, cheaper than the call.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Arc<INode>> {
+        match self {
+            Kids::Narrow(Some(kids)) => {
+                for kid in kids.iter() {
+                    if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
+                        return Some(&kid.child);
+                    }
+                }
+                None
+            }
+            Kids::Wide(map) => Self::get_wide(map, word, key),
+            Kids::Narrow(None) | Kids::Tomb => None,
+        }
+    }
+
+    #[inline(never)]
+    fn get_wide<'m>(
+        map: &'m Hamt<Label, Arc<INode>>,
+        word: &str,
+        key: Key,
+    ) -> Option<&'m Arc<INode>> {
+        map.get(key.hash(), |label| label.is(word, key))
+    }
+
+    /// Whether these are a tombstone's.
+    #[inline]
+    pub(super) fn is_tomb(&self) -> bool {
+        matches!(self, Kids::Tomb)
+    }
+
+    /// A version with `child` along `word` (replacing any child there). Not for a tombstone,
+    /// which never changes.
+    pub(super) fn with(&self, word: &str, key: Key, child: Arc<INode>) -> Kids {
+        let label = Label::new(word, key);
+        match self {
+            Kids::Narrow(_) | Kids::Tomb => {
+                let kids = match self {
+                    Kids::Narrow(Some(kids)) => &kids[..],
+                    _ => &[],
+                };
+                let at = kids.iter().position(|kid| kid.label.is(word, key));
+                if at.is_none() && kids.len() == NARROW {
+                    let mut map = Hamt::default();
+                    for kid in kids {
+                        map = map.insert(
+                            kid.label.key.hash(),
+                            kid.label.clone(),
+                            kid.child.clone(),
+                            |_| false,
+                        );
+                    }
+                    return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
+                }
+                let kid = Kid { label, child };
+                // Exact-size iterators: the shared array is allocated once, in place.
+                let next: Arc<[Kid]> = match at {
+                    Some(at) => kids
+                        .iter()
+                        .enumerate()
+                        .map(|(i, old)| if i == at { kid.clone() } else { old.clone() })
+                        .collect(),
+                    None => kids.iter().cloned().chain([kid]).collect(),
+                };
+                Kids::Narrow(Some(next))
+            }
+            Kids::Wide(map) => {
+                Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
+            }
+        }
+    }
+
+    /// A version without the child along `word`, or `None` if there is none.
+    pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
+        match self {
+            Kids::Narrow(None) | Kids::Tomb => None,
+            Kids::Narrow(Some(kids)) => {
+                let at = kids.iter().position(|kid| kid.label.is(word, key))?;
+                if kids.len() == 1 {
+                    return Some(Kids::Narrow(None));
+                }
+                let next: Arc<[Kid]> = kids
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != at)
+                    .map(|(_, kid)| kid.clone())
+                    .collect();
+                Some(Kids::Narrow(Some(next)))
+            }
+            Kids::Wide(map) => {
+                let map = map.remove(key.hash(), |l| l.is(word, key))?;
+                if map.len() < NARROW / 2 {
+                    let mut kids = Vec::with_capacity(map.len());
+                    map.for_each(|label, child| {
+                        kids.push(Kid {
+                            label: label.clone(),
+                            child: child.clone(),
+                        });
+                    });
+                    return Some(Kids::Narrow((!kids.is_empty()).then(|| kids.into())));
+                }
+                Some(Kids::Wide(map))
+            }
+        }
+    }
+
+    /// Empties the children, moving into `out` those that only this version refers to (the
+    /// caller dismantles them without recursion); shared ones are released.
+    pub(super) fn drain_unique(&mut self, out: &mut Vec<Arc<INode>>) {
+        match std::mem::take(self) {
+            Kids::Narrow(None) | Kids::Tomb => {}
+            Kids::Narrow(Some(mut kids)) => {
+                // Only an array no other version shares is walked, and of it only the children
+                // it alone refers to (a count of 1 cannot rise: nobody else holds a reference to
+                // clone). Those are taken by clone, so that they outlive the array; the rest
+                // are released when it drops, without an extra count change each.
+                if Arc::get_mut(&mut kids).is_some() {
+                    out.extend(
+                        kids.iter()
+                            .filter(|kid| Arc::strong_count(&kid.child) == 1)
+                            .map(|kid| kid.child.clone()),
+                    );
+                }
+            }
+            Kids::Wide(mut map) => map.drain_unique(out),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Key;
+
+    #[test]
+    fn a_main_node_fits_one_cache_line_and_a_narrow_entry_half_of_one() {
+        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 64);
+        assert_eq!(std::mem::size_of::<super::Kid>(), 32);
+    }
+
+    #[test]
+    fn keys_are_the_words_for_short_words_and_tell_every_pair_apart() {
+        let words: Vec<String> = (0..=20)
+            .flat_map(|len| {
+                ["", "x", "é"]
+                    .map(|tail| format!("{}{tail}", "abcdefghijklmnopqrstu"[..len].to_owned()))
+            })
+            .collect();
+        for a in &words {
+            let key = Key::of(a);
+            if a.len() < 16 {
+                let mut expected = [0u8; 16];
+                expected[..a.len()].copy_from_slice(a.as_bytes());
+                expected[15] = a.len() as u8;
+                let bits = u128::from(key.low) | (u128::from(key.high) << 64);
+                assert_eq!(bits.to_le_bytes(), expected, "{a:?}");
+            }
+            assert_eq!(key.is_long(), a.len() >= 16);
+            for b in &words {
+                assert_eq!(key == Key::of(b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+}
