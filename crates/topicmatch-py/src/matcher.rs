@@ -325,6 +325,8 @@ fn filters_to_py<'py>(py: Python<'py>, engine: &Engine) -> PyResult<Bound<'py, P
 
 /// Rebuilds a pickled matcher, keeping every subscription id and `where` criteria.
 #[pyfunction]
+// The arguments are the pickle format: `__reduce__` passes each part of the state by position.
+#[allow(clippy::too_many_arguments)]
 #[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new(), cache_capacity = None))]
 pub fn restore_matcher(
     py: Python<'_>,
