@@ -60,12 +60,7 @@ impl Algorithm {
             Algorithm::Trie => Box::new(trie::TrieMatcher::new(config)),
             Algorithm::Cstrie => Box::new(cstrie::CsTrieMatcher::new(config)),
             Algorithm::InvertedBitmap => {
-                Box::new(inverted_bitmap::InvertedBitmapMatcher::with_capacity(
-                    config,
-                    config
-                        .cache_capacity
-                        .unwrap_or(inverted_bitmap::DEFAULT_CAPACITY),
-                ))
+                Box::new(inverted_bitmap::InvertedBitmapMatcher::new(config))
             }
             Algorithm::OptimizedBitmap => {
                 Box::new(optimized_bitmap::OptimizedBitmapMatcher::new(config))

@@ -43,9 +43,10 @@ pub struct InvertedBitmapMatcher {
 }
 
 impl InvertedBitmapMatcher {
-    /// An empty matcher caching at most [`DEFAULT_CAPACITY`] topics.
+    /// An empty matcher caching at most `config.cache_capacity` topics ([`DEFAULT_CAPACITY`]
+    /// if `None`).
     pub fn new(config: Config) -> Self {
-        Self::with_capacity(config, DEFAULT_CAPACITY)
+        Self::with_capacity(config, config.cache_capacity.unwrap_or(DEFAULT_CAPACITY))
     }
 
     /// An empty matcher caching at most `capacity` topics (at least one).
