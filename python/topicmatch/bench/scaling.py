@@ -15,13 +15,12 @@ two threads at that moment (other processes share the cores), the ceiling for ou
 from __future__ import annotations
 
 import hashlib
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import topicmatch as tm
 from topicmatch.bench.records import Record
+from topicmatch.bench.throughput import timed_threads
 from topicmatch.workloads import ftm_messages, ftm_subscriptions
 
 WORKLOAD = "ftm"
@@ -64,24 +63,6 @@ def loaded(algorithm: str) -> tm.Matcher:
 BUFFER = bytes(64 * 1024)
 
 
-def _timed_threads(threads: int, work: Callable[[int], None]) -> float:
-    """Seconds from a barrier to the last join of ``threads`` threads running ``work(k)``."""
-    barrier = threading.Barrier(threads + 1)
-
-    def run(k: int) -> None:
-        barrier.wait()
-        work(k)
-
-    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
-    for w in workers:
-        w.start()
-    barrier.wait()
-    began = time.perf_counter()
-    for w in workers:
-        w.join()
-    return time.perf_counter() - began
-
-
 def gil_free_run(threads: int, rounds: int) -> float:
     """Hashes per second of ``threads`` threads each hashing ``BUFFER`` ``rounds`` times."""
 
@@ -89,7 +70,7 @@ def gil_free_run(threads: int, rounds: int) -> float:
         for _ in range(rounds):
             hashlib.sha256(BUFFER).digest()
 
-    return threads * rounds / _timed_threads(threads, work)
+    return threads * rounds / timed_threads(threads, work)
 
 
 def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int, rounds: int) -> float:
@@ -101,7 +82,7 @@ def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int, round
         for r in range(rounds):
             lookup_many(batches[(k * rounds + r) % len(batches)])
 
-    return threads * rounds * len(batches[0]) / _timed_threads(threads, work)
+    return threads * rounds * len(batches[0]) / timed_threads(threads, work)
 
 
 def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[int],

@@ -62,6 +62,24 @@ def _passes(loaded: Loaded, metric: str) -> Callable[[Sequence[str]], None]:
     return run
 
 
+def timed_threads(threads: int, work: Callable[[int], None]) -> float:
+    """Seconds from a barrier to the last join of ``threads`` threads running ``work(k)``."""
+    barrier = threading.Barrier(threads + 1)
+
+    def run(k: int) -> None:
+        barrier.wait()
+        work(k)
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    began = time.perf_counter()
+    for w in workers:
+        w.join()
+    return time.perf_counter() - began
+
+
 def timed(run: Callable[[Sequence[str]], None], topics: Sequence[str], threads: int,
           repeats: int) -> float:
     """The best wall time of ``repeats`` passes, the batch split across ``threads``."""
@@ -72,21 +90,8 @@ def timed(run: Callable[[Sequence[str]], None], topics: Sequence[str], threads: 
             started = time.perf_counter()
             run(topics)
             best = min(best, time.perf_counter() - started)
-            continue
-        barrier = threading.Barrier(threads + 1)
-
-        def worker(share: Sequence[str]) -> None:
-            barrier.wait()
-            run(share)
-
-        pool = [threading.Thread(target=worker, args=(s,)) for s in shares]
-        for t in pool:
-            t.start()
-        barrier.wait()
-        started = time.perf_counter()
-        for t in pool:
-            t.join()
-        best = min(best, time.perf_counter() - started)
+        else:
+            best = min(best, timed_threads(threads, lambda k: run(shares[k])))
     return best
 
 
