@@ -286,17 +286,22 @@ impl Index {
             sweep(counts, &self.need, report, visit);
             counts.fill(0);
         } else {
+            // Each slot is recorded at its first hit without a branch: it is always written
+            // and kept only if its count was zero.
             let touched = &mut scratch.touched;
+            if touched.len() < total {
+                touched.resize(total, 0);
+            }
+            let mut n = 0;
             for run in lists {
                 for &s in run {
                     let c = &mut counts[s as usize];
-                    if *c == 0 {
-                        touched.push(s);
-                    }
+                    touched[n] = s;
+                    n += usize::from(*c == 0);
                     *c += 1;
                 }
             }
-            for &s in touched.iter() {
+            for &s in &touched[..n] {
                 let c = std::mem::take(&mut counts[s as usize]);
                 let wanted = match report {
                     Report::Matches => c >= self.need[s as usize],
@@ -306,7 +311,6 @@ impl Index {
                     visit(s, u32::from(c));
                 }
             }
-            touched.clear();
         }
     }
 

@@ -9,9 +9,10 @@
 //! fields) and verifies each slot a `PIVOT` posting gives; a lookup of hit counts counts every
 //! group, so it still sees every criterion met.
 //!
-//! The other criteria are kept as [`Check`]s in one flat array ([`Checks`]), values replaced by
-//! their [`ValueId`]: verifying a candidate reads one short run of that array and compares
-//! integers, with no pointer to follow and no string to compare.
+//! The other criteria are kept as [`Check`]s, values replaced by their [`ValueId`], with no
+//! pointer to follow and no string to compare: up to three presence and equality checks
+//! inline in the slot's record ([`Checks`]), compared as masked integers without a branch,
+//! and the rest in one flat array.
 
 use crate::fields::criteria::{Comparison, Criterion};
 use crate::fields::field::{FieldId, FieldIndex, ValueId};
@@ -45,24 +46,13 @@ pub enum Check {
     CmpFloat(FieldId, Comparison, f64),
 }
 
-impl Check {
-    /// The field id, or for an [`Check::Of`] the value id: a word of the check to load.
-    fn key(self) -> u32 {
-        match self {
-            Check::Present(f)
-            | Check::Eq(f, _)
-            | Check::In(f, _)
-            | Check::Of(f)
-            | Check::CmpInt(f, _, _)
-            | Check::CmpFloat(f, _, _) => f,
-        }
-    }
-}
-
 /// What a lookup knows of one field of the message, by field id.
 #[derive(Debug, Clone, Copy)]
 pub struct Seen {
-    present: bool,
+    /// `0` for an absent field, else `1 | value << 1` with the value's id ([`NO_VALUE`] for a
+    /// value no criterion names), truncated to 31 bits: what a [`Simple`] check masks and
+    /// compares ([`Simple::eq`] is only made for ids below 2^31 - 1).
+    key: u32,
     value: ValueId,
     number: Option<Number>,
 }
@@ -70,7 +60,7 @@ pub struct Seen {
 impl Seen {
     /// A field the message lacks.
     pub const ABSENT: Seen = Seen {
-        present: false,
+        key: 0,
         value: NO_VALUE,
         number: None,
     };
@@ -78,20 +68,71 @@ impl Seen {
     /// A field with `value` (`None` for a value of a kind no criterion names), whose id is
     /// `id` if some criterion names it.
     pub fn new(value: Option<&Value>, id: Option<ValueId>) -> Self {
+        let id = id.unwrap_or(NO_VALUE);
         Seen {
-            present: true,
-            value: id.unwrap_or(NO_VALUE),
+            key: 1 | (id << 1),
+            value: id,
             number: value.and_then(Value::number),
         }
     }
+
+    fn present(self) -> bool {
+        self.key & 1 == 1
+    }
+
+    fn value(self) -> ValueId {
+        self.value
+    }
 }
 
-/// The criteria to verify of every pivoted slot, in one flat array.
+/// A presence or equality check verified without a branch: met when the field's
+/// [`Seen::key`] masked with `mask` is `want`. The default (mask and want zero) is always met,
+/// which pads a record's inline checks.
+#[derive(Debug, Clone, Copy, Default)]
+struct Simple {
+    field: FieldId,
+    mask: u32,
+    want: u32,
+}
+
+impl Simple {
+    fn present(f: FieldId) -> Self {
+        Simple {
+            field: f,
+            mask: 1,
+            want: 1,
+        }
+    }
+
+    /// Equality with value `v`, if its id fits the key's 31 bits.
+    fn eq(f: FieldId, v: ValueId) -> Option<Self> {
+        (v < NO_VALUE >> 1).then_some(Simple {
+            field: f,
+            mask: u32::MAX,
+            want: 1 | (v << 1),
+        })
+    }
+}
+
+/// Simple checks kept inline in a slot's record.
+const INLINE: usize = 3;
+
+/// What verifying one pivoted slot reads first: up to [`INLINE`] simple checks, evaluated
+/// together without branches, and where its other checks sit in [`Checks::all`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Record {
+    simple: [Simple; INLINE],
+    start: u32,
+    len: u32,
+}
+
+/// The criteria to verify of every pivoted slot: one record per slot and one flat array for
+/// the checks that do not fit it (comparisons, `in` sets, presence and equality beyond
+/// [`INLINE`]).
 #[derive(Debug, Default)]
 pub struct Checks {
+    records: Vec<Record>,
     all: Vec<Check>,
-    /// Per slot: where its checks start in `all`, and how many.
-    at: Vec<(u32, u32)>,
     /// Entries of `all` no slot refers to any more; compacted away when they are most.
     dead: usize,
 }
@@ -118,35 +159,52 @@ impl Checks {
         }
     }
 
-    /// Gives `slot`, which has none, the checks `checks`.
+    /// Gives `slot`, which has none, the checks `checks`: the first [`INLINE`] presence and
+    /// equality checks go in its record, the others in the flat array.
     pub fn set(&mut self, slot: Slot, checks: &[Check]) {
         let slot = slot as usize;
-        if self.at.len() <= slot {
-            self.at.resize(slot + 1, (0, 0));
+        if self.records.len() <= slot {
+            self.records.resize(slot + 1, Record::default());
         }
-        debug_assert_eq!(self.at[slot].1, 0, "a slot's checks are cleared first");
+        debug_assert_eq!(self.records[slot].len, 0, "a slot's checks are cleared first");
         if self.dead > 1024 && self.dead * 2 > self.all.len() {
             self.compact();
         }
-        let start = u32::try_from(self.all.len()).expect("at most 2^32 checks");
-        let len = u32::try_from(checks.len()).expect("at most 2^32 checks");
-        self.all.extend_from_slice(checks);
-        self.at[slot] = (start, len);
+        let mut record = Record::default();
+        let mut inline = 0;
+        let start = self.all.len();
+        for &c in checks {
+            let simple = match c {
+                Check::Present(f) => Some(Simple::present(f)),
+                Check::Eq(f, v) => Simple::eq(f, v),
+                _ => None,
+            };
+            match simple {
+                Some(simple) if inline < INLINE => {
+                    record.simple[inline] = simple;
+                    inline += 1;
+                }
+                _ => self.all.push(c),
+            }
+        }
+        record.start = u32::try_from(start).expect("at most 2^32 checks");
+        record.len = u32::try_from(self.all.len() - start).expect("at most 2^32 checks");
+        self.records[slot] = record;
     }
 
     /// Drops the checks of `slot`.
     pub fn clear(&mut self, slot: Slot) {
-        if let Some(at) = self.at.get_mut(slot as usize) {
-            self.dead += at.1 as usize;
-            *at = (0, 0);
+        if let Some(r) = self.records.get_mut(slot as usize) {
+            self.dead += r.len as usize;
+            *r = Record::default();
         }
     }
 
     fn compact(&mut self) {
         let mut all = Vec::with_capacity(self.all.len() - self.dead);
-        for at in &mut self.at {
-            let (start, len) = (at.0 as usize, at.1 as usize);
-            at.0 = u32::try_from(all.len()).expect("fewer than before");
+        for r in &mut self.records {
+            let (start, len) = (r.start as usize, r.len as usize);
+            r.start = u32::try_from(all.len()).expect("fewer than before");
             all.extend_from_slice(&self.all[start..start + len]);
         }
         self.all = all;
@@ -156,30 +214,28 @@ impl Checks {
     /// Calls `pass` for each of `slots` whose checks the message `seen` describes (indexed by
     /// field id) meets.
     ///
-    /// Candidates are scattered over the arrays, so each costs cache misses; they are taken
-    /// in batches whose loads are issued together before any is used (independent loads
-    /// overlap, where verifying one candidate after the other would wait for each in turn).
+    /// Each candidate costs one read of its record, scattered over memory; the simple checks
+    /// are combined without branches and passing slots are appended without one, so the
+    /// loop runs without mispredictions and the records' loads overlap. Only a slot with
+    /// checks beyond its record takes the general path.
     pub fn verify_each(&self, slots: &[Slot], seen: &[Seen], mut pass: impl FnMut(Slot)) {
-        const BATCH: usize = 16;
-        let mut at = [(0u32, 0u32); BATCH];
+        const BATCH: usize = 64;
+        let mut passed = [0 as Slot; BATCH];
         for batch in slots.chunks(BATCH) {
-            for (a, &s) in at.iter_mut().zip(batch) {
-                *a = self.at[s as usize];
-            }
-            // Reading each candidate's first check now, its value feeding nothing but
-            // `black_box`, issues the batch's loads of `checks` side by side.
-            let mut touch = 0u32;
-            for &(start, len) in &at[..batch.len()] {
-                if len > 0 {
-                    touch ^= self.all[start as usize].key();
+            let mut n = 0;
+            for &s in batch {
+                let r = &self.records[s as usize];
+                let mut ok = true;
+                for c in &r.simple {
+                    ok &= seen[c.field as usize].key & c.mask == c.want;
                 }
-            }
-            std::hint::black_box(touch);
-            for (&s, &(start, len)) in batch.iter().zip(&at) {
-                if verify(&self.all[start as usize..(start + len) as usize], seen) {
-                    pass(s);
+                if r.len > 0 && ok {
+                    ok = verify(&self.all[r.start as usize..(r.start + r.len) as usize], seen);
                 }
+                passed[n] = s;
+                n += usize::from(ok);
             }
+            passed[..n].iter().for_each(|&s| pass(s));
         }
     }
 }
@@ -189,10 +245,10 @@ fn verify(checks: &[Check], seen: &[Seen]) -> bool {
     let mut i = 0;
     while i < checks.len() {
         let met = match checks[i] {
-            Check::Present(f) => seen[f as usize].present,
-            Check::Eq(f, v) => seen[f as usize].value == v,
+            Check::Present(f) => seen[f as usize].present(),
+            Check::Eq(f, v) => seen[f as usize].value() == v,
             Check::In(f, n) => {
-                let x = seen[f as usize].value;
+                let x = seen[f as usize].value();
                 let values = &checks[i + 1..=i + n as usize];
                 i += n as usize;
                 values.iter().any(|c| matches!(c, Check::Of(v) if *v == x))
