@@ -4,7 +4,8 @@
 use rustc_hash::FxHashMap;
 
 use crate::fields::criteria::{Comparison, Criterion};
-use crate::fields::postings::{Grouped, Slot, Thresholds};
+use crate::fields::pivot::Record;
+use crate::fields::postings::{Grouped, Postings, Slot, Thresholds};
 use crate::fields::value::Value;
 
 /// The four comparisons, in the order [`FieldIndex::cmp`] holds their thresholds.
@@ -64,7 +65,7 @@ pub struct ValueEntry {
     /// Its id, for checking a pivoted subscription's criteria without comparing values.
     pub id: ValueId,
     /// The slots, by group.
-    pub lists: Grouped<Vec<Slot>>,
+    pub lists: Grouped<Postings>,
 }
 
 /// Postings of the criteria on one field.
@@ -73,7 +74,7 @@ pub struct FieldIndex {
     /// Dense id (for the per-lookup table of where each field sits in the message).
     pub id: FieldId,
     /// Slots asking for the field's presence.
-    pub present: Grouped<Vec<Slot>>,
+    pub present: Grouped<Postings>,
     /// Slots asking for each value (equality and `in` criteria).
     pub eq: FxHashMap<Value, ValueEntry>,
     /// Thresholds, indexed like [`COMPARISONS`].
@@ -97,26 +98,42 @@ impl FieldIndex {
         }
     }
 
-    /// Posts `slot` for `criterion` in `group`.
-    pub fn post(&mut self, criterion: &Criterion, group: u32, slot: Slot, ids: &mut Ids) {
+    /// Posts `slot` for `criterion` in `group`, with its record if `criterion` is its pivot.
+    pub fn post(
+        &mut self,
+        criterion: &Criterion,
+        group: u32,
+        slot: Slot,
+        record: Option<Record>,
+        ids: &mut Ids,
+    ) {
         self.criteria += 1;
         match criterion {
-            Criterion::Present => self.present.entry(group).push(slot),
-            Criterion::Eq(v) => self.post_value(v, group, slot, ids),
-            Criterion::In(vs) => vs.iter().for_each(|v| self.post_value(v, group, slot, ids)),
+            Criterion::Present => self.present.entry(group).push(slot, record),
+            Criterion::Eq(v) => self.post_value(v, group, slot, record, ids),
+            Criterion::In(vs) => vs
+                .iter()
+                .for_each(|v| self.post_value(v, group, slot, record, ids)),
             _ => {
                 let (op, t) = criterion.comparison().expect("validated as numeric");
-                self.cmp[cmp_index(op)].entry(group).insert(t, slot);
+                self.cmp[cmp_index(op)].entry(group).insert(t, slot, record);
             }
         }
     }
 
-    fn post_value(&mut self, v: &Value, group: u32, slot: Slot, ids: &mut Ids) {
+    fn post_value(
+        &mut self,
+        v: &Value,
+        group: u32,
+        slot: Slot,
+        record: Option<Record>,
+        ids: &mut Ids,
+    ) {
         let entry = self.eq.entry(v.clone()).or_insert_with(|| ValueEntry {
             id: ids.take(),
             lists: Grouped::default(),
         });
-        entry.lists.entry(group).push(slot);
+        entry.lists.entry(group).push(slot, record);
         self.eq_postings += 1;
     }
 
@@ -124,7 +141,7 @@ impl FieldIndex {
     pub fn unpost(&mut self, criterion: &Criterion, group: u32, slot: Slot, ids: &mut Ids) -> bool {
         match criterion {
             Criterion::Present => {
-                let removed = self.present.update(group, |l| remove_slot(l, slot));
+                let removed = self.present.update(group, |l| l.remove(slot));
                 debug_assert!(removed, "slot was indexed as present");
             }
             Criterion::Eq(v) => self.unpost_value(v, group, slot, ids),
@@ -143,7 +160,7 @@ impl FieldIndex {
 
     fn unpost_value(&mut self, v: &Value, group: u32, slot: Slot, ids: &mut Ids) {
         let entry = self.eq.get_mut(v).expect("indexed value");
-        let removed = entry.lists.update(group, |l| remove_slot(l, slot));
+        let removed = entry.lists.update(group, |l| l.remove(slot));
         debug_assert!(removed, "slot was indexed under its value");
         if entry.lists.is_empty() {
             ids.give(entry.id);
@@ -180,22 +197,11 @@ impl FieldIndex {
     }
 }
 
-fn postings(lists: &Grouped<Vec<Slot>>) -> usize {
-    lists.iter().map(|(_, l)| l.len()).sum()
+fn postings(lists: &Grouped<Postings>) -> usize {
+    lists.iter().map(|(_, l)| l.slots.len()).sum()
 }
 
 /// Where `op`'s thresholds sit in [`FieldIndex::cmp`].
 pub fn cmp_index(op: Comparison) -> usize {
     COMPARISONS.iter().position(|&c| c == op).expect("listed")
-}
-
-/// Removes one occurrence of `slot` from `list`; order does not matter.
-fn remove_slot(list: &mut Vec<Slot>, slot: Slot) -> bool {
-    match list.iter().position(|&s| s == slot) {
-        Some(at) => {
-            list.swap_remove(at);
-            true
-        }
-        None => false,
-    }
 }

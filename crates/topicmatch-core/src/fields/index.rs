@@ -26,8 +26,8 @@ use smallvec::SmallVec;
 use crate::fields::criteria::Filter;
 use crate::fields::field::{FieldId, FieldIndex, Ids, COMPARISONS};
 use crate::fields::message::Message;
-use crate::fields::pivot::{Checks, Seen, PIVOT, REST};
-use crate::fields::postings::Slot;
+use crate::fields::pivot::{Checks, Record, Seen, PIVOT, REST};
+use crate::fields::postings::{Postings, Slot};
 
 /// Threshold of a free slot: no count reaches it.
 const FREE: Count = Count::MAX;
@@ -94,26 +94,30 @@ impl Index {
         };
         let pivot = self.choose_pivot(filter);
         let group = group_of(filter);
+        // The pivot is posted last, with the record of the other criteria's checks, which
+        // need their values' ids.
         let mut checks = Vec::new();
         for (i, (field, criterion)) in (0..).zip(filter.criteria()) {
             if !self.fields.contains_key(&**field) {
                 let id = self.field_ids.take();
                 self.fields.insert(field.clone(), FieldIndex::new(id));
             }
+            if i == pivot {
+                continue;
+            }
             let fi = self.fields.get_mut(&**field).expect("inserted if new");
-            let g = match pivot {
-                NOT_PIVOTED => group,
-                p if p == i => PIVOT,
-                _ => REST,
-            };
-            fi.post(criterion, g, slot, &mut self.value_ids);
+            let g = if pivot == NOT_PIVOTED { group } else { REST };
+            fi.post(criterion, g, slot, None, &mut self.value_ids);
             if g == REST {
                 Checks::of(fi, criterion, &mut checks);
             }
         }
         self.pivot[slot as usize] = pivot;
         if pivot != NOT_PIVOTED {
-            self.checks.set(slot, &checks);
+            let record = self.checks.set(slot, &checks);
+            let (field, criterion) = &filter.criteria()[pivot as usize];
+            let fi = self.fields.get_mut(&**field).expect("inserted above");
+            fi.post(criterion, PIVOT, slot, Some(record), &mut self.value_ids);
         }
         slot
     }
@@ -176,8 +180,8 @@ impl Index {
         });
     }
 
-    fn lookup_with(
-        &self,
+    fn lookup_with<'s>(
+        &'s self,
         scratch: &mut Scratch,
         message: &Message,
         report: Report,
@@ -186,11 +190,13 @@ impl Index {
         // Pass 1: the runs of slots each message field hits, with their group, and what the
         // message holds by field id. Matches never count the pivoted groups: they verify the
         // slots `PIVOT` gives and ignore `REST`.
-        let mut runs: SmallVec<[(u32, &[Slot]); 256]> = SmallVec::new();
+        let mut runs: SmallVec<[(u32, &[Slot], &[Record]); 256]> = SmallVec::new();
         let mut pending: SmallVec<[(u32, Slot); 256]> = SmallVec::new();
+        let mut pivots: SmallVec<[(Slot, Record); 64]> = SmallVec::new();
         let mut ids: SmallVec<[FieldId; 16]> = SmallVec::new();
         let mut live_fields = 0u32;
         let wanted = |g: u32| report == Report::Hits || g != REST;
+        let lists = |l: &'s Postings| (l.slots.as_slice(), l.records.as_slice());
         if scratch.seen.len() < self.field_ids.end() as usize {
             scratch
                 .seen
@@ -202,19 +208,25 @@ impl Index {
             };
             ids.push(fi.id);
             let before = (runs.len(), pending.len());
-            runs.extend(fi.present.iter().map(|(g, l)| (g, l.as_slice())));
+            runs.extend(fi.present.iter().map(|(g, l)| (g, lists(l).0, lists(l).1)));
             let mut value_id = None;
             if let Some(v) = value {
                 if let Some(entry) = fi.eq.get(v) {
                     value_id = Some(entry.id);
-                    runs.extend(entry.lists.iter().map(|(g, l)| (g, l.as_slice())));
+                    runs.extend(entry.lists.iter().map(|(g, l)| (g, lists(l).0, lists(l).1)));
                 }
                 if let Some(x) = v.number() {
                     for (i, &op) in COMPARISONS.iter().enumerate() {
                         for (g, th) in fi.cmp[i].iter().filter(|(g, _)| wanted(*g)) {
-                            let (run, more) = th.satisfied(op, x);
-                            runs.push((g, run));
-                            pending.extend(more.map(|s| (g, s)));
+                            let (run, records, more) = th.satisfied(op, x);
+                            runs.push((g, run, records));
+                            if g == PIVOT && report == Report::Matches {
+                                pivots.extend(
+                                    more.map(|(s, r)| (s, r.expect("a pivot has its record"))),
+                                );
+                            } else {
+                                pending.extend(more.map(|(s, _)| (g, s)));
+                            }
                         }
                     }
                 }
@@ -223,7 +235,7 @@ impl Index {
             let counted = |g: u32| g < REST;
             let hit = runs[before.0..]
                 .iter()
-                .any(|(g, r)| counted(*g) && !r.is_empty())
+                .any(|(g, r, _)| counted(*g) && !r.is_empty())
                 || pending[before.1..].iter().any(|(g, _)| counted(*g));
             live_fields += u32::from(hit);
         }
@@ -234,29 +246,26 @@ impl Index {
             Report::Hits => u32::MAX,
         };
         if report == Report::Matches {
-            for (_, run) in runs.iter().filter(|(g, _)| *g == PIVOT) {
-                self.checks.verify_each(run, &scratch.seen, |s| {
-                    visit(s, u32::from(self.need[s as usize]));
-                });
+            let need = |s: Slot| u32::from(self.need[s as usize]);
+            for (_, run, records) in runs.iter().filter(|(g, ..)| *g == PIVOT) {
+                self.checks
+                    .verify_each(run, records, &scratch.seen, |s| visit(s, need(s)));
             }
-            let singles: SmallVec<[Slot; 256]> = pending
-                .iter()
-                .filter(|(g, _)| *g == PIVOT)
-                .map(|(_, s)| *s)
-                .collect();
-            self.checks.verify_each(&singles, &scratch.seen, |s| {
-                visit(s, u32::from(self.need[s as usize]));
-            });
+            for &(s, r) in &pivots {
+                if r.verify(s, &scratch.seen, &self.checks) {
+                    visit(s, need(s));
+                }
+            }
         }
         for id in ids {
             scratch.seen[id as usize] = Seen::ABSENT;
         }
-        runs.retain(|(g, _)| *g <= max_group);
+        runs.retain(|(g, ..)| *g <= max_group);
         pending.retain(|(g, _)| *g <= max_group);
         let singles: SmallVec<[Slot; 256]> = pending.iter().map(|(_, s)| *s).collect();
         let lists = runs
             .iter()
-            .map(|(_, r)| *r)
+            .map(|(_, r, _)| *r)
             .chain(std::iter::once(&singles[..]));
         self.count(scratch, lists, report, visit);
     }

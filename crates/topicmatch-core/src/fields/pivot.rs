@@ -88,7 +88,7 @@ impl Seen {
 /// A presence or equality check verified without a branch: met when the field's
 /// [`Seen::key`] masked with `mask` is `want`. The default (mask and want zero) is always met,
 /// which pads a record's inline checks.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Simple {
     field: FieldId,
     mask: u32,
@@ -117,22 +117,40 @@ impl Simple {
 /// Simple checks kept inline in a slot's record.
 const INLINE: usize = 3;
 
-/// What verifying one pivoted slot reads first: up to [`INLINE`] simple checks, evaluated
-/// together without branches, and where its other checks sit in [`Checks::all`].
-#[derive(Debug, Clone, Copy, Default)]
-struct Record {
+/// What verifying a pivoted slot reads first, kept inline in its pivot's posting list so
+/// that the lookup scanning that list reads it in sequence: up to [`INLINE`] simple checks,
+/// evaluated together without branches, and whether the slot has other checks (in
+/// [`Checks`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Record {
     simple: [Simple; INLINE],
-    start: u32,
-    len: u32,
+    more: bool,
 }
 
-/// The criteria to verify of every pivoted slot: one record per slot and one flat array for
-/// the checks that do not fit it (comparisons, `in` sets, presence and equality beyond
-/// [`INLINE`]).
+impl Record {
+    /// Whether the message `seen` describes meets the record's simple checks, and the other
+    /// checks of `slot` in `checks` if it has any.
+    #[inline]
+    pub fn verify(&self, slot: Slot, seen: &[Seen], checks: &Checks) -> bool {
+        let mut ok = true;
+        for c in &self.simple {
+            ok &= seen[c.field as usize].key & c.mask == c.want;
+        }
+        if self.more && ok {
+            let (start, len) = checks.at[slot as usize];
+            ok = verify(&checks.all[start as usize..(start + len) as usize], seen);
+        }
+        ok
+    }
+}
+
+/// The checks of pivoted slots that do not fit their [`Record`] (comparisons, `in` sets,
+/// presence and equality beyond [`INLINE`]), in one flat array.
 #[derive(Debug, Default)]
 pub struct Checks {
-    records: Vec<Record>,
     all: Vec<Check>,
+    /// Per slot: where its checks start in `all`, and how many.
+    at: Vec<(u32, u32)>,
     /// Entries of `all` no slot refers to any more; compacted away when they are most.
     dead: usize,
 }
@@ -159,14 +177,14 @@ impl Checks {
         }
     }
 
-    /// Gives `slot`, which has none, the checks `checks`: the first [`INLINE`] presence and
-    /// equality checks go in its record, the others in the flat array.
-    pub fn set(&mut self, slot: Slot, checks: &[Check]) {
+    /// Takes the checks `checks` of `slot`, which has none: returns its record, with the
+    /// first [`INLINE`] presence and equality checks, and keeps the others.
+    pub fn set(&mut self, slot: Slot, checks: &[Check]) -> Record {
         let slot = slot as usize;
-        if self.records.len() <= slot {
-            self.records.resize(slot + 1, Record::default());
+        if self.at.len() <= slot {
+            self.at.resize(slot + 1, (0, 0));
         }
-        debug_assert_eq!(self.records[slot].len, 0, "a slot's checks are cleared first");
+        debug_assert_eq!(self.at[slot].1, 0, "a slot's checks are cleared first");
         if self.dead > 1024 && self.dead * 2 > self.all.len() {
             self.compact();
         }
@@ -187,53 +205,54 @@ impl Checks {
                 _ => self.all.push(c),
             }
         }
-        record.start = u32::try_from(start).expect("at most 2^32 checks");
-        record.len = u32::try_from(self.all.len() - start).expect("at most 2^32 checks");
-        self.records[slot] = record;
+        let len = self.all.len() - start;
+        record.more = len > 0;
+        self.at[slot] = (
+            u32::try_from(start).expect("at most 2^32 checks"),
+            u32::try_from(len).expect("at most 2^32 checks"),
+        );
+        record
     }
 
     /// Drops the checks of `slot`.
     pub fn clear(&mut self, slot: Slot) {
-        if let Some(r) = self.records.get_mut(slot as usize) {
-            self.dead += r.len as usize;
-            *r = Record::default();
+        if let Some(at) = self.at.get_mut(slot as usize) {
+            self.dead += at.1 as usize;
+            *at = (0, 0);
         }
     }
 
     fn compact(&mut self) {
         let mut all = Vec::with_capacity(self.all.len() - self.dead);
-        for r in &mut self.records {
-            let (start, len) = (r.start as usize, r.len as usize);
-            r.start = u32::try_from(all.len()).expect("fewer than before");
+        for at in &mut self.at {
+            let (start, len) = (at.0 as usize, at.1 as usize);
+            at.0 = u32::try_from(all.len()).expect("fewer than before");
             all.extend_from_slice(&self.all[start..start + len]);
         }
         self.all = all;
         self.dead = 0;
     }
 
-    /// Calls `pass` for each of `slots` whose checks the message `seen` describes (indexed by
-    /// field id) meets.
+    /// Calls `pass` for each of `slots`, whose records are `records`, that the message `seen`
+    /// describes (indexed by field id) meets.
     ///
-    /// Each candidate costs one read of its record, scattered over memory; the simple checks
-    /// are combined without branches and passing slots are appended without one, so the
-    /// loop runs without mispredictions and the records' loads overlap. Only a slot with
-    /// checks beyond its record takes the general path.
-    pub fn verify_each(&self, slots: &[Slot], seen: &[Seen], mut pass: impl FnMut(Slot)) {
+    /// The records are read in sequence; the simple checks are combined without branches and
+    /// passing slots are appended without one, so the loop runs without mispredictions. Only
+    /// a slot with more checks takes the general path.
+    pub fn verify_each(
+        &self,
+        slots: &[Slot],
+        records: &[Record],
+        seen: &[Seen],
+        mut pass: impl FnMut(Slot),
+    ) {
         const BATCH: usize = 64;
         let mut passed = [0 as Slot; BATCH];
-        for batch in slots.chunks(BATCH) {
+        for (batch, recs) in slots.chunks(BATCH).zip(records.chunks(BATCH)) {
             let mut n = 0;
-            for &s in batch {
-                let r = &self.records[s as usize];
-                let mut ok = true;
-                for c in &r.simple {
-                    ok &= seen[c.field as usize].key & c.mask == c.want;
-                }
-                if r.len > 0 && ok {
-                    ok = verify(&self.all[r.start as usize..(r.start + r.len) as usize], seen);
-                }
+            for (&s, r) in batch.iter().zip(recs) {
                 passed[n] = s;
-                n += usize::from(ok);
+                n += usize::from(r.verify(s, seen, self));
             }
             passed[..n].iter().for_each(|&s| pass(s));
         }

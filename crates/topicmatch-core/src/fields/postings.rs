@@ -6,6 +6,7 @@
 //! anything cannot satisfy a subscription of a group above `m`, so lookups skip those groups.
 
 use crate::fields::criteria::Comparison;
+use crate::fields::pivot::Record;
 use crate::fields::value::Number;
 
 /// A subscription's index in the counter array.
@@ -29,9 +30,42 @@ pub trait Group: Default {
     fn is_empty(&self) -> bool;
 }
 
-impl Group for Vec<Slot> {
+/// The slots of one posting list and, for the pivots of pivoted slots, their [`Record`]s in
+/// the same order (empty for any other list).
+#[derive(Debug, Default)]
+pub struct Postings {
+    /// The slots.
+    pub slots: Vec<Slot>,
+    /// The records, parallel to `slots`, or none.
+    pub records: Vec<Record>,
+}
+
+impl Group for Postings {
     fn is_empty(&self) -> bool {
-        Vec::is_empty(self)
+        self.slots.is_empty()
+    }
+}
+
+impl Postings {
+    /// Adds `slot`, with its record if it is pivoted here.
+    pub fn push(&mut self, slot: Slot, record: Option<Record>) {
+        self.slots.push(slot);
+        self.records.extend(record);
+        debug_assert!(self.records.is_empty() || self.records.len() == self.slots.len());
+    }
+
+    /// Removes one occurrence of `slot` (order does not matter); whether there was one.
+    pub fn remove(&mut self, slot: Slot) -> bool {
+        match self.slots.iter().position(|&s| s == slot) {
+            Some(at) => {
+                self.slots.swap_remove(at);
+                if !self.records.is_empty() {
+                    self.records.swap_remove(at);
+                }
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -79,11 +113,15 @@ impl<T: Group> Grouped<T> {
 /// New thresholds wait in a small unsorted `pending` list (scanned linearly by lookups) and
 /// are merged in when it outgrows `sqrt(len) / 2`, so building a million thresholds costs
 /// `O(sqrt(n))` per insert, not the `O(n)` of keeping one vector sorted.
+///
+/// Pivoted slots keep their [`Record`]s alongside, in the same order (all or none of a
+/// list's slots have one).
 #[derive(Debug, Default)]
 pub struct Thresholds {
     keys: Vec<Number>,
     slots: Vec<Slot>,
-    pending: Vec<(Number, Slot)>,
+    records: Vec<Record>,
+    pending: Vec<(Number, Slot, Option<Record>)>,
 }
 
 impl Group for Thresholds {
@@ -93,39 +131,51 @@ impl Group for Thresholds {
 }
 
 impl Thresholds {
-    /// Adds `slot` with threshold `t`.
-    pub fn insert(&mut self, t: Number, slot: Slot) {
-        self.pending.push((t, slot));
+    /// Adds `slot` with threshold `t`, and its record if it is pivoted here.
+    pub fn insert(&mut self, t: Number, slot: Slot, record: Option<Record>) {
+        self.pending.push((t, slot, record));
         if self.pending.len() > 8.max(sqrt(self.keys.len()) / 2) {
             self.merge();
         }
     }
 
     fn merge(&mut self) {
-        self.pending.sort_unstable();
+        self.pending.sort_unstable_by_key(|&(t, s, _)| (t, s));
         let old_keys = std::mem::take(&mut self.keys);
         let old_slots = std::mem::take(&mut self.slots);
+        let old_records = std::mem::take(&mut self.records);
         let total = old_keys.len() + self.pending.len();
         self.keys.reserve_exact(total);
         self.slots.reserve_exact(total);
-        let mut old = old_keys.into_iter().zip(old_slots).peekable();
+        let with_records = !old_records.is_empty() || self.pending.iter().any(|p| p.2.is_some());
+        if with_records {
+            self.records.reserve_exact(total);
+        }
+        let mut old_records = old_records.into_iter();
+        let mut old = old_keys
+            .into_iter()
+            .zip(old_slots)
+            .map(|(k, s)| (k, s, old_records.next()))
+            .peekable();
         let mut new = self.pending.drain(..).peekable();
         loop {
             let take_old = match (old.peek(), new.peek()) {
-                (Some(a), Some(b)) => a <= b,
+                (Some(a), Some(b)) => (a.0, a.1) <= (b.0, b.1),
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => break,
             };
-            let (k, s) = if take_old { old.next() } else { new.next() }.expect("peeked");
+            let (k, s, r) = if take_old { old.next() } else { new.next() }.expect("peeked");
             self.keys.push(k);
             self.slots.push(s);
+            self.records.extend(r);
         }
+        debug_assert!(self.records.is_empty() || self.records.len() == self.slots.len());
     }
 
     /// Removes `slot` with threshold `t`.
     pub fn remove(&mut self, t: Number, slot: Slot) -> bool {
-        if let Some(at) = self.pending.iter().position(|&p| p == (t, slot)) {
+        if let Some(at) = self.pending.iter().position(|p| (p.0, p.1) == (t, slot)) {
             self.pending.swap_remove(at);
             return true;
         }
@@ -135,30 +185,43 @@ impl Thresholds {
             Some(at) => {
                 self.keys.remove(start + at);
                 self.slots.remove(start + at);
+                if !self.records.is_empty() {
+                    self.records.remove(start + at);
+                }
                 true
             }
             None => false,
         }
     }
 
-    /// The sorted slots whose threshold `x` satisfies under `op`, and the pending ones.
+    /// The sorted slots whose threshold `x` satisfies under `op` with their records (none
+    /// if the list keeps none), and the pending ones.
     pub fn satisfied(
         &self,
         op: Comparison,
         x: Number,
-    ) -> (&[Slot], impl Iterator<Item = Slot> + '_) {
-        let run = match op {
-            Comparison::Gt => &self.slots[..self.keys.partition_point(|t| *t < x)],
-            Comparison::Ge => &self.slots[..self.keys.partition_point(|t| *t <= x)],
-            Comparison::Lt => &self.slots[self.keys.partition_point(|t| *t <= x)..],
-            Comparison::Le => &self.slots[self.keys.partition_point(|t| *t < x)..],
+    ) -> (
+        &[Slot],
+        &[Record],
+        impl Iterator<Item = (Slot, Option<Record>)> + '_,
+    ) {
+        let range = match op {
+            Comparison::Gt => 0..self.keys.partition_point(|t| *t < x),
+            Comparison::Ge => 0..self.keys.partition_point(|t| *t <= x),
+            Comparison::Lt => self.keys.partition_point(|t| *t <= x)..self.keys.len(),
+            Comparison::Le => self.keys.partition_point(|t| *t < x)..self.keys.len(),
+        };
+        let records = if self.records.is_empty() {
+            &[][..]
+        } else {
+            &self.records[range.clone()]
         };
         let pending = self
             .pending
             .iter()
-            .filter(move |(t, _)| op.holds(x, *t))
-            .map(|(_, s)| *s);
-        (run, pending)
+            .filter(move |(t, _, _)| op.holds(x, *t))
+            .map(|&(_, s, r)| (s, r));
+        (&self.slots[range], records, pending)
     }
 }
 
@@ -176,7 +239,7 @@ mod tests {
     fn thresholds_give_the_satisfied_run() {
         let mut th = Thresholds::default();
         for i in 0..200u32 {
-            th.insert(Number::int(i64::from(i % 50)), i);
+            th.insert(Number::int(i64::from(i % 50)), i, None);
         }
         assert!(th.remove(Number::int(3), 3));
         assert!(!th.remove(Number::int(3), 3));
@@ -187,8 +250,9 @@ mod tests {
             (Comparison::Le, 10),
         ] {
             let x = Number::int(x);
-            let (run, pending) = th.satisfied(op, x);
-            let mut got: Vec<Slot> = run.iter().copied().chain(pending).collect();
+            let (run, records, pending) = th.satisfied(op, x);
+            assert!(records.is_empty());
+            let mut got: Vec<Slot> = run.iter().copied().chain(pending.map(|p| p.0)).collect();
             got.sort_unstable();
             let want: Vec<Slot> = (0..200u32)
                 .filter(|&i| i != 3 && op.holds(x, Number::int(i64::from(i % 50))))
