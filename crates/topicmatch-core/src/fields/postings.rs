@@ -260,4 +260,62 @@ mod tests {
             assert_eq!(got, want, "{op:?}");
         }
     }
+
+    #[test]
+    fn thresholds_keep_each_slot_with_its_record() {
+        use crate::fields::pivot::{Check, Checks};
+        let mut checks = Checks::default();
+        let mut records = Vec::new();
+        let mut th = Thresholds::default();
+        for i in 0..300u32 {
+            let r = checks.set(i, &[Check::Eq(0, i)]);
+            records.push(r);
+            th.insert(Number::int(i64::from(i % 37)), i, Some(r));
+        }
+        for i in (0..300u32).step_by(7) {
+            assert!(th.remove(Number::int(i64::from(i % 37)), i));
+        }
+        for op in [
+            Comparison::Gt,
+            Comparison::Ge,
+            Comparison::Lt,
+            Comparison::Le,
+        ] {
+            let (run, recs, pending) = th.satisfied(op, Number::int(18));
+            assert_eq!(run.len(), recs.len());
+            let mut seen: Vec<Slot> = Vec::new();
+            for (&s, r) in run.iter().zip(recs) {
+                assert_eq!(*r, records[s as usize], "slot {s}");
+                seen.push(s);
+            }
+            for (s, r) in pending {
+                assert_eq!(r, Some(records[s as usize]), "pending slot {s}");
+                seen.push(s);
+            }
+            seen.sort_unstable();
+            let want: Vec<Slot> = (0..300u32)
+                .filter(|i| i % 7 != 0 && op.holds(Number::int(18), Number::int(i64::from(i % 37))))
+                .collect();
+            assert_eq!(seen, want, "{op:?}");
+        }
+    }
+
+    #[test]
+    fn postings_remove_a_slot_with_its_record() {
+        use crate::fields::pivot::{Check, Checks};
+        let mut checks = Checks::default();
+        let mut list = Postings::default();
+        let records: Vec<Record> = (0..10u32)
+            .map(|i| checks.set(i, &[Check::Eq(1, i)]))
+            .collect();
+        for i in 0..10u32 {
+            list.push(i, Some(records[i as usize]));
+        }
+        assert!(list.remove(3));
+        assert!(!list.remove(3));
+        assert_eq!(list.slots.len(), 9);
+        for (&s, r) in list.slots.iter().zip(&list.records) {
+            assert_eq!(*r, records[s as usize]);
+        }
+    }
 }
