@@ -164,7 +164,7 @@ fn criterion() -> impl Strategy<Value = C> {
     prop_oneof![
         1 => Just(C::Present),
         3 => value().prop_map(C::Eq),
-        2 => prop::collection::vec(value(), 0..4).prop_map(C::In),
+        2 => prop::collection::vec(value(), 0..6).prop_map(C::In),
         3 => (0u8..4, number()).prop_map(|(op, t)| C::Cmp(op, t)),
     ]
 }
