@@ -52,6 +52,10 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
+/// A run of slots one message field hits: its group, the slots and, for a pivot list, their
+/// records.
+type Run<'a> = (u32, &'a [Slot], &'a [Record]);
+
 /// Which slots a lookup reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
@@ -190,7 +194,7 @@ impl Index {
         // Pass 1: the runs of slots each message field hits, with their group, and what the
         // message holds by field id. Matches never count the pivoted groups: they verify the
         // slots `PIVOT` gives and ignore `REST`.
-        let mut runs: SmallVec<[(u32, &[Slot], &[Record]); 256]> = SmallVec::new();
+        let mut runs: SmallVec<[Run<'s>; 256]> = SmallVec::new();
         let mut pending: SmallVec<[(u32, Slot); 256]> = SmallVec::new();
         let mut pivots: SmallVec<[(Slot, Record); 64]> = SmallVec::new();
         let mut ids: SmallVec<[FieldId; 16]> = SmallVec::new();
