@@ -18,6 +18,7 @@
 //! unsubscribe hold both for writing.
 
 mod door;
+mod front;
 mod table;
 
 use parking_lot::RwLock;
@@ -29,6 +30,7 @@ use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Inde
 use crate::pattern::{Pattern, Word};
 use crate::topic::parse_topic;
 use door::Doorkeeper;
+use front::Front;
 use table::{Ids, Row, RowTable, TopicShape};
 
 /// Default bound on cached rows.
@@ -39,6 +41,8 @@ pub struct InvertedBitmapMatcher {
     config: Config,
     index: RwLock<Index>,
     rows: RwLock<RowTable>,
+    /// The rows that fit a cache line, readable without `rows`' lock: the hit path.
+    front: Front,
     door: Doorkeeper,
 }
 
@@ -55,6 +59,7 @@ impl InvertedBitmapMatcher {
             config,
             index: RwLock::new(Index::new(config)),
             rows: RwLock::new(RowTable::new(capacity)),
+            front: Front::new(capacity),
             door: Doorkeeper::new(capacity),
         }
     }
@@ -71,7 +76,7 @@ impl InvertedBitmapMatcher {
 
     /// Approximate heap bytes: compiler index plus cached rows.
     pub fn heap_bytes(&self) -> usize {
-        self.index.read().heap_bytes() + self.rows.read().heap_bytes()
+        self.index.read().heap_bytes() + self.rows.read().heap_bytes() + self.front.heap_bytes()
     }
 
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
@@ -97,7 +102,9 @@ impl InvertedBitmapMatcher {
                 words: words.len(),
                 first: keys.first().map_or(0, |k| k.hash),
             };
-            self.rows.write().insert(Row::new(topic, shape, slots, ids));
+            self.rows
+                .write()
+                .insert(Row::new(topic, shape, slots, ids), &self.front);
         })
     }
 }
@@ -148,6 +155,7 @@ impl Matcher for InvertedBitmapMatcher {
             Change::Direct(topic) => {
                 if let Some(row) = rows.get_mut(&topic) {
                     row.add_id(subscriber);
+                    self.front.set(&row.topic, &row.ids);
                 }
             }
             Change::Slot { slot, edge: true } => {
@@ -160,12 +168,14 @@ impl Matcher for InvertedBitmapMatcher {
                     if hit {
                         row.slots.insert(slot);
                         row.add_id(subscriber);
+                        self.front.set(&row.topic, &row.ids);
                     }
                 }
             }
             Change::Slot { slot, edge: false } => {
                 for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
                     row.add_id(subscriber);
+                    self.front.set(&row.topic, &row.ids);
                 }
             }
         }
@@ -181,6 +191,7 @@ impl Matcher for InvertedBitmapMatcher {
             Change::Direct(topic) => {
                 if let Some(row) = rows.get_mut(&topic) {
                     resolve_row(&index, row);
+                    self.front.set(&row.topic, &row.ids);
                 }
             }
             Change::Slot { slot, edge } => {
@@ -189,6 +200,7 @@ impl Matcher for InvertedBitmapMatcher {
                         row.slots.remove(slot);
                     }
                     resolve_row(&index, row);
+                    self.front.set(&row.topic, &row.ids);
                 }
             }
         }
@@ -197,8 +209,12 @@ impl Matcher for InvertedBitmapMatcher {
 
     #[inline]
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        // Only validated topics are cached and the limits never change, so a topic within the
-        // byte limit that is cached is valid; a longer one is never hashed.
+        // Only validated topics are cached and the limits never change, so a cached topic is
+        // valid: a hit needs no validation.
+        if self.front.get(topic, Some(&mut *out)).is_some() {
+            return Ok(());
+        }
+        // A topic past the byte limit is never hashed.
         if topic.len() <= self.config.limits.max_topic_bytes {
             if let Some(row) = self.rows.read().get(topic) {
                 out.extend_from_slice(&row.ids);
@@ -209,6 +225,9 @@ impl Matcher for InvertedBitmapMatcher {
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
+        if let Some(any) = self.front.get(topic, None) {
+            return Ok(any);
+        }
         if topic.len() <= self.config.limits.max_topic_bytes {
             if let Some(row) = self.rows.read().get(topic) {
                 return Ok(!row.ids.is_empty());

@@ -13,6 +13,7 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use super::front::Front;
 use crate::matcher::SubscriberId;
 
 /// A row's resolved subscribers, inline up to four.
@@ -119,8 +120,9 @@ impl RowTable {
         self.rows.iter_mut()
     }
 
-    /// Adds `row` unless its topic is already there, evicting one row if full.
-    pub(crate) fn insert(&mut self, row: Row) {
+    /// Adds `row` unless its topic is already there, evicting one row if full, and mirrors
+    /// the change into `front`.
+    pub(crate) fn insert(&mut self, row: Row, front: &Front) {
         if self.index.contains_key(row.topic.as_bytes()) {
             return;
         }
@@ -128,21 +130,28 @@ impl RowTable {
             self.rows.push(row);
             self.rows.len() - 1
         } else {
-            let at = self.victim();
+            let at = self.victim(front);
             let old = std::mem::replace(&mut self.rows[at], row);
             self.index.remove(old.topic.as_bytes());
+            front.remove(&old.topic);
             at
         };
+        let row = &self.rows[at];
         self.index
-            .insert(Key::from_slice(self.rows[at].topic.as_bytes()), at as u32);
+            .insert(Key::from_slice(row.topic.as_bytes()), at as u32);
+        front.set(&row.topic, &row.ids);
+        front.maybe_grow(self.rows.iter().map(|r| (&*r.topic, r.ids.as_slice())));
     }
 
-    /// CLOCK: the first row from the hand whose reference bit is clear; clears bits on the way.
-    fn victim(&mut self) -> usize {
+    /// CLOCK: the first row from the hand whose reference bits (here and in `front`) are
+    /// clear; clears bits on the way.
+    fn victim(&mut self, front: &Front) -> usize {
         loop {
             let at = self.hand;
             self.hand = (self.hand + 1) % self.rows.len();
-            if !self.rows[at].referenced.swap(false, Ordering::Relaxed) {
+            let row = &self.rows[at];
+            let here = row.referenced.swap(false, Ordering::Relaxed);
+            if !(front.take_used(&row.topic) || here) {
                 return at;
             }
         }
