@@ -33,25 +33,25 @@ const WAYS: usize = 4;
 /// Entries of the first table.
 const INITIAL: usize = 64;
 
-const PRESENT: u64 = 1 << 15;
+const PRESENT: u64 = 1 << 14;
 /// The topic is here but its ids are not: `matches_any` can answer, lookups cannot.
-const OVERFLOW: u64 = 1 << 14;
+const OVERFLOW: u64 = 1 << 15;
 const NIDS: u64 = 0xff;
+const TAG: u64 = 0xffff << 48;
 
 /// One cache line.
 #[repr(C, align(64))]
 #[derive(Default)]
 struct Entry {
     seq: AtomicU64,
-    /// 0 when empty; else tag (high 32 bits), topic length (bits 16..24), flags, id count.
+    /// 0 when empty; else the hash's top 16 bits (48..64), the row's position in the row
+    /// table (16..48), flags (14, 15), the topic's length (8..14) and the id count (0..8).
     meta: AtomicU64,
     payload: [AtomicU64; PAYLOAD],
 }
 
 struct Table {
     entries: Box<[Entry]>,
-    /// CLOCK reference bits of the entries, apart so hot hits only read them.
-    used: Box<[AtomicBool]>,
     mask: usize,
 }
 
@@ -59,7 +59,6 @@ impl Table {
     fn new(len: usize) -> Self {
         Table {
             entries: (0..len).map(|_| Entry::default()).collect(),
-            used: (0..len).map(|_| AtomicBool::new(false)).collect(),
             mask: len - 1,
         }
     }
@@ -138,17 +137,20 @@ impl Loaded {
         (0..self.count).all(|i| payload[i] == self.words[i])
     }
 
-    /// The meta word of this topic with `nids` ids and `flags`.
-    fn meta(&self, nids: usize, flags: u64) -> u64 {
-        (self.hash & !0xffff_ffff) | (self.len as u64) << 16 | PRESENT | flags | nids as u64
+    /// The meta word of this topic, cached at row `row`, with `nids` ids and `flags`.
+    fn meta(&self, row: u32, nids: usize, flags: u64) -> u64 {
+        (self.hash & TAG)
+            | u64::from(row) << 16
+            | PRESENT
+            | flags
+            | (self.len as u64) << 8
+            | nids as u64
     }
 
     /// Whether `meta` names this topic (tag and length).
     #[inline]
     fn same(&self, meta: u64) -> bool {
-        meta & PRESENT != 0
-            && meta >> 32 == self.hash >> 32
-            && (meta >> 16) & 0xff == self.len as u64
+        meta & (TAG | PRESENT | 0x3f00) == (self.hash & TAG) | PRESENT | (self.len as u64) << 8
     }
 }
 
@@ -160,11 +162,15 @@ pub(crate) struct Front {
     /// Largest table: twice the row capacity, rounded up.
     max_len: usize,
     live: AtomicU64,
+    /// CLOCK reference bits of hits here, by row position (the row table's own bits count
+    /// hits on the locked path).
+    used: Box<[AtomicBool]>,
 }
 
 impl Front {
     /// A front for a row table of `capacity` rows.
     pub(crate) fn new(capacity: usize) -> Self {
+        let used = (0..capacity).map(|_| AtomicBool::new(false)).collect();
         let max_len = (capacity * 2).next_power_of_two().max(INITIAL);
         let first = Arc::new(Table::new(INITIAL.min(max_len)));
         Front {
@@ -172,6 +178,7 @@ impl Front {
             tables: Mutex::new(vec![first]),
             max_len,
             live: AtomicU64::new(0),
+            used,
         }
     }
 
@@ -216,9 +223,11 @@ impl Front {
                 continue;
             }
             // Relaxed: a usage hint for the CLOCK sweep, which runs under the write lock.
-            let used = &table.used[at];
-            if !used.load(Ordering::Relaxed) {
-                used.store(true, Ordering::Relaxed);
+            // The position is only a hint too: a stale one marks some other row.
+            if let Some(used) = self.used.get((meta >> 16) as u32 as usize) {
+                if !used.load(Ordering::Relaxed) {
+                    used.store(true, Ordering::Relaxed);
+                }
             }
             if meta & OVERFLOW != 0 {
                 return out.is_none().then_some(true);
@@ -261,18 +270,14 @@ impl Front {
         })
     }
 
-    /// Makes `topic`'s entry hold `ids` (or an overflow mark), or drops it if the topic does
-    /// not fit. Writer only (under the `rows` write lock).
-    pub(crate) fn set(&self, topic: &str, ids: &[SubscriberId]) {
+    /// Makes `topic`'s entry (cached at position `row` of the row table) hold `ids`, or an
+    /// overflow mark if they do not fit. Writer only (under the `rows` write lock).
+    pub(crate) fn set(&self, topic: &str, row: u32, ids: &[SubscriberId]) {
         let Some(key) = Loaded::of(topic) else {
             return;
         };
-        self.set_loaded(&key, ids);
-    }
-
-    fn set_loaded(&self, key: &Loaded, ids: &[SubscriberId]) {
         let table = self.table();
-        let at = match Self::find(table, key) {
+        let at = match Self::find(table, &key) {
             Some(at) => at,
             None => {
                 let Some(at) = table
@@ -283,7 +288,6 @@ impl Front {
                     return;
                 };
                 self.live.fetch_add(1, Ordering::Relaxed);
-                table.used[at].store(false, Ordering::Relaxed);
                 at
             }
         };
@@ -291,9 +295,9 @@ impl Front {
         payload[..key.count].copy_from_slice(&key.words[..key.count]);
         let meta = if key.count + ids.len() <= PAYLOAD {
             payload[key.count..key.count + ids.len()].copy_from_slice(ids);
-            key.meta(ids.len(), 0)
+            key.meta(row, ids.len(), 0)
         } else {
-            key.meta(0, OVERFLOW)
+            key.meta(row, 0, OVERFLOW)
         };
         Self::write(table, at, meta, &payload);
     }
@@ -310,13 +314,12 @@ impl Front {
         }
     }
 
-    /// Whether `topic`'s entry was hit since the last call, clearing the mark. Writer only.
-    pub(crate) fn take_used(&self, topic: &str) -> bool {
-        let Some(key) = Loaded::of(topic) else {
-            return false;
-        };
-        let table = self.table();
-        Self::find(table, &key).is_some_and(|at| table.used[at].swap(false, Ordering::Relaxed))
+    /// Whether the entry of the row at `row` was hit since the last call, clearing the mark.
+    /// Writer only.
+    pub(crate) fn take_used(&self, row: usize) -> bool {
+        self.used
+            .get(row)
+            .is_some_and(|u| u.swap(false, Ordering::Relaxed))
     }
 
     /// Grows the table when more than half full, refilled from `rows` (topic, ids), and
@@ -341,8 +344,8 @@ impl Front {
         }
         drop(tables);
         self.live.store(0, Ordering::Relaxed);
-        for (topic, ids) in rows {
-            self.set(topic, ids);
+        for (row, (topic, ids)) in (0..).zip(rows) {
+            self.set(topic, row, ids);
         }
     }
 
@@ -357,8 +360,9 @@ impl Front {
         self.tables
             .lock()
             .iter()
-            .map(|t| t.entries.len() * (std::mem::size_of::<Entry>() + 1))
-            .sum()
+            .map(|t| t.entries.len() * std::mem::size_of::<Entry>())
+            .sum::<usize>()
+            + self.used.len()
     }
 }
 
@@ -387,7 +391,7 @@ mod tests {
                 let topic = format!("t.{}", "x".repeat(t % 37) + &t.to_string());
                 if keep {
                     let ids: Vec<u64> = (0..n as u64).collect();
-                    front.set(&topic, &ids);
+                    front.set(&topic, 0, &ids);
                     model.insert(topic.clone(), ids);
                 } else {
                     front.remove(&topic);

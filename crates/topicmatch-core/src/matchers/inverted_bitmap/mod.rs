@@ -153,14 +153,14 @@ impl Matcher for InvertedBitmapMatcher {
         let mut rows = self.rows.write();
         match change {
             Change::Direct(topic) => {
-                if let Some(row) = rows.get_mut(&topic) {
+                if let Some((at, row)) = rows.get_mut(&topic) {
                     row.add_id(subscriber);
-                    self.front.set(&row.topic, &row.ids);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
             Change::Slot { slot, edge: true } => {
                 let could = could_match(pattern);
-                for row in rows.rows_mut().filter(|r| could(r.shape)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| could(r.shape)) {
                     let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
                         .expect("cached topics are valid");
                     let hit = pattern.matches_words(&words);
@@ -168,14 +168,14 @@ impl Matcher for InvertedBitmapMatcher {
                     if hit {
                         row.slots.insert(slot);
                         row.add_id(subscriber);
-                        self.front.set(&row.topic, &row.ids);
+                        self.front.set(&row.topic, at, &row.ids);
                     }
                 }
             }
             Change::Slot { slot, edge: false } => {
-                for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| r.slots.contains(slot)) {
                     row.add_id(subscriber);
-                    self.front.set(&row.topic, &row.ids);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
         }
@@ -189,18 +189,18 @@ impl Matcher for InvertedBitmapMatcher {
         let mut rows = self.rows.write();
         match change {
             Change::Direct(topic) => {
-                if let Some(row) = rows.get_mut(&topic) {
+                if let Some((at, row)) = rows.get_mut(&topic) {
                     resolve_row(&index, row);
-                    self.front.set(&row.topic, &row.ids);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
             Change::Slot { slot, edge } => {
-                for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| r.slots.contains(slot)) {
                     if edge {
                         row.slots.remove(slot);
                     }
                     resolve_row(&index, row);
-                    self.front.set(&row.topic, &row.ids);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
         }

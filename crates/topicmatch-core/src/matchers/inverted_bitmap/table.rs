@@ -111,13 +111,15 @@ impl RowTable {
         Some(row)
     }
 
-    pub(crate) fn get_mut(&mut self, topic: &str) -> Option<&mut Row> {
-        let at = *self.index.get(topic.as_bytes())? as usize;
-        Some(&mut self.rows[at])
+    /// The row of `topic` with its position.
+    pub(crate) fn get_mut(&mut self, topic: &str) -> Option<(u32, &mut Row)> {
+        let at = *self.index.get(topic.as_bytes())?;
+        Some((at, &mut self.rows[at as usize]))
     }
 
-    pub(crate) fn rows_mut(&mut self) -> impl Iterator<Item = &mut Row> {
-        self.rows.iter_mut()
+    /// Every row with its position (what [`Front::set`] takes).
+    pub(crate) fn rows_mut(&mut self) -> impl Iterator<Item = (u32, &mut Row)> {
+        (0..).zip(self.rows.iter_mut())
     }
 
     /// Adds `row` unless its topic is already there, evicting one row if full, and mirrors
@@ -139,7 +141,7 @@ impl RowTable {
         let row = &self.rows[at];
         self.index
             .insert(Key::from_slice(row.topic.as_bytes()), at as u32);
-        front.set(&row.topic, &row.ids);
+        front.set(&row.topic, at as u32, &row.ids);
         front.maybe_grow(self.rows.iter().map(|r| (&*r.topic, r.ids.as_slice())));
     }
 
@@ -149,9 +151,8 @@ impl RowTable {
         loop {
             let at = self.hand;
             self.hand = (self.hand + 1) % self.rows.len();
-            let row = &self.rows[at];
-            let here = row.referenced.swap(false, Ordering::Relaxed);
-            if !(front.take_used(&row.topic) || here) {
+            let here = self.rows[at].referenced.swap(false, Ordering::Relaxed);
+            if !(front.take_used(at) || here) {
                 return at;
             }
         }
