@@ -221,7 +221,7 @@ impl Index {
 
     /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
     /// and the direct map's hash of `topic`, or `None` if it does not apply.
-    #[inline]
+    #[inline(always)]
     fn walk_small(&self, topic: &str) -> Option<(Option<[u64; SMALL]>, u64)> {
         if self.complex_live > 0 || self.levels.width() > SMALL {
             return None;
@@ -239,29 +239,12 @@ impl Index {
         let mut level = 0;
         let mut start = 0;
         let mut packed = 0u64;
-        let mut end_word = |level: usize, start: usize, end: usize, packed: u64| {
-            let word = &topic[start..end];
-            let key = if end - start <= PACKED_BYTES {
-                WordKey::packed(packed, end - start)
-            } else {
-                WordKey::long(word)
-            };
-            hash.push(&key);
-            if let Some(a) = acc.as_mut() {
-                if !self
-                    .levels
-                    .small_step(a, level, word, &key, dollar && level == 0)
-                {
-                    acc = None;
-                }
-            }
-        };
         for (i, &b) in bytes.iter().enumerate() {
             if b == sep {
                 if nats && i == start {
                     return None;
                 }
-                end_word(level, start, i, packed);
+                self.end_word(&mut acc, &mut hash, topic, level, start..i, packed, dollar);
                 level += 1;
                 start = i + 1;
                 packed = 0;
@@ -274,7 +257,15 @@ impl Index {
         if nats && start == bytes.len() {
             return None;
         }
-        end_word(level, start, bytes.len(), packed);
+        self.end_word(
+            &mut acc,
+            &mut hash,
+            topic,
+            level,
+            start..bytes.len(),
+            packed,
+            dollar,
+        );
         let len = level + 1;
         if len > config.limits.max_levels {
             return None;
@@ -285,6 +276,38 @@ impl Index {
             }
         }
         Some((acc, hash.finish(len)))
+    }
+
+    /// One word of [`walk_small`](Self::walk_small) ends: key it (`packed`: its first bytes),
+    /// fold it into `hash` and AND its level's row into `acc` (`None` once nothing is left).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn end_word(
+        &self,
+        acc: &mut Option<[u64; SMALL]>,
+        hash: &mut TopicHash,
+        topic: &str,
+        level: usize,
+        word: std::ops::Range<usize>,
+        packed: u64,
+        dollar: bool,
+    ) {
+        let len = word.len();
+        let word = &topic[word];
+        let key = if len <= PACKED_BYTES {
+            WordKey::packed(packed, len)
+        } else {
+            WordKey::long(word)
+        };
+        hash.push(&key);
+        if let Some(a) = acc.as_mut() {
+            if !self
+                .levels
+                .small_step(a, level, word, &key, dollar && level == 0)
+            {
+                *acc = None;
+            }
+        }
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
