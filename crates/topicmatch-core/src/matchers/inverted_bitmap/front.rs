@@ -280,15 +280,27 @@ impl Front {
         let at = match Self::find(table, &key) {
             Some(at) => at,
             None => {
-                let Some(at) = table
+                let empty = table
                     .bucket(key.hash)
-                    .find(|&at| table.entries[at].meta.load(Ordering::Relaxed) == 0)
-                else {
-                    // A full bucket: this row is served by the locked path.
-                    return;
-                };
-                self.live.fetch_add(1, Ordering::Relaxed);
-                at
+                    .find(|&at| table.entries[at].meta.load(Ordering::Relaxed) == 0);
+                if let Some(at) = empty {
+                    self.live.fetch_add(1, Ordering::Relaxed);
+                    at
+                } else {
+                    // A full bucket: displace the entry of a row not hit lately (the first if
+                    // all were); its row stays cached, served by the locked path.
+                    let mut bucket = table.bucket(key.hash);
+                    let first = bucket.start;
+                    bucket
+                        .find(|&at| {
+                            let row = (table.entries[at].meta.load(Ordering::Relaxed) >> 16) as u32;
+                            !self
+                                .used
+                                .get(row as usize)
+                                .is_some_and(|u| u.load(Ordering::Relaxed))
+                        })
+                        .unwrap_or(first)
+                }
             }
         };
         let mut payload = [0u64; PAYLOAD];

@@ -79,33 +79,60 @@ impl InvertedBitmapMatcher {
         self.index.read().heap_bytes() + self.rows.read().heap_bytes() + self.front.heap_bytes()
     }
 
+    /// The locked path: the row of `topic` if cached; else its subscribers found as
+    /// `optimized_bitmap` finds them, and its row compiled and cached only on a second
+    /// sighting ([`door`]).
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        with_keys(&self.config, topic, |words, keys| {
-            let index = self.index.read();
-            if let Some(row) = self.rows.read().get(topic) {
-                out.extend_from_slice(&row.ids);
-                return;
-            }
-            let mut acc = Acc::new();
-            if !index.matching_slots(topic, words, keys, &mut acc) {
-                acc.clear();
-            }
-            let mut resolved = Vec::new();
-            index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
-            out.extend_from_slice(&resolved);
+        let index = self.index.read();
+        if let Some(row) = self.rows.read().get(topic) {
+            out.extend_from_slice(&row.ids);
+            return Ok(());
+        }
+        let start = out.len();
+        if index.lookup_small(topic, out) {
             if !self.door.seen_before(topic) {
-                return;
+                return Ok(());
             }
-            let ids = Ids::from_vec(resolved);
-            let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
-            let shape = TopicShape {
-                words: words.len(),
-                first: keys.first().map_or(0, |k| k.hash),
-            };
-            self.rows
-                .write()
-                .insert(Row::new(topic, shape, slots, ids), &self.front);
+            out.truncate(start);
+            return with_keys(&self.config, topic, |words, keys| {
+                self.admit(&index, topic, words, keys, out);
+            });
+        }
+        with_keys(&self.config, topic, |words, keys| {
+            if self.door.seen_before(topic) {
+                self.admit(&index, topic, words, keys, out);
+            } else {
+                index.lookup(topic, words, keys, out);
+            }
         })
+    }
+
+    /// Compiles the row of the validated `topic` (`words`, `keys`), appends its subscribers
+    /// and caches it. Called holding `index` for reading, so no subscribe slips in between.
+    fn admit(
+        &self,
+        index: &Index,
+        topic: &str,
+        words: &[&str],
+        keys: &[WordKey],
+        out: &mut Vec<SubscriberId>,
+    ) {
+        let mut acc = Acc::new();
+        if !index.matching_slots(topic, words, keys, &mut acc) {
+            acc.clear();
+        }
+        let mut resolved = Vec::new();
+        index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
+        out.extend_from_slice(&resolved);
+        let ids = Ids::from_vec(resolved);
+        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+        let shape = TopicShape {
+            words: words.len(),
+            first: keys.first().map_or(0, |k| k.hash),
+        };
+        self.rows
+            .write()
+            .insert(Row::new(topic, shape, slots, ids), &self.front);
     }
 }
 
