@@ -201,7 +201,8 @@ impl Index {
     /// the remaining words are only validated and hashed. Returns false, having appended
     /// nothing, when the index is not small or the topic is not plainly valid: the general
     /// path (and `parse_topic`) then decide.
-    #[inline]
+    #[allow(clippy::inline_always)] // as `walk_small`
+    #[inline(always)]
     pub(crate) fn lookup_small(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
         let Some((acc, hash)) = self.walk_small(topic) else {
             return false;
