@@ -63,9 +63,13 @@ impl Table {
         }
     }
 
-    fn bucket(&self, hash: u64) -> std::ops::Range<usize> {
-        let first = (hash as usize) & self.mask & !(WAYS - 1);
-        first..first + WAYS
+    /// The entries a topic of hash `hash` may occupy: its bucket of [`WAYS`], starting at the
+    /// way the hash prefers, so most topics sit in the first line probed.
+    #[inline]
+    fn bucket(&self, hash: u64) -> impl Iterator<Item = usize> {
+        let home = (hash as usize) & self.mask;
+        let base = home & !(WAYS - 1);
+        (0..WAYS).map(move |i| base + ((home + i) & (WAYS - 1)))
     }
 }
 
@@ -289,9 +293,9 @@ impl Front {
             } else {
                 // A full bucket: displace the entry of a row not hit lately (the first if
                 // all were); its row stays cached, served by the locked path.
-                let mut bucket = table.bucket(key.hash);
-                let first = bucket.start;
-                bucket
+                let first = (key.hash as usize) & table.mask;
+                table
+                    .bucket(key.hash)
                     .find(|&at| {
                         let row = (table.entries[at].meta.load(Ordering::Relaxed) >> 16) as u32;
                         !self
