@@ -12,10 +12,16 @@
 //! is admitted into it on its second sighting ([`door`]), so a stream of unique topics costs
 //! one uncached per-level lookup each, neither evicting useful rows nor exhausting memory.
 //!
-//! Locks: `index` then `rows`, always in that order. A hit takes only `rows` for reading. A
-//! miss compiles under `index` read and inserts under `rows` write while still holding
-//! `index`, so no subscribe can slip between compiling a row and caching it; subscribe and
-//! unsubscribe hold both for writing.
+//! The hit path takes no lock: every row whose topic and subscribers fit in a cache line is
+//! mirrored in [`front`], a table of 64-byte entries read under per-entry sequence numbers, so
+//! a hit costs one hash of the topic's words, usually one cache line and a copy, and no
+//! validation (only validated topics are cached and the limits are fixed). Every change to a
+//! row is written to its entry before `rows`' write lock is released.
+//!
+//! Locks: `index` then `rows`, always in that order. A hit the front cannot answer takes only
+//! `rows` for reading. A miss compiles under `index` read and inserts under `rows` write while
+//! still holding `index`, so no subscribe can slip between compiling a row and caching it;
+//! subscribe and unsubscribe hold both for writing.
 
 mod door;
 mod front;
