@@ -431,3 +431,17 @@ fn inverted_hits_see_whole_results_and_completed_changes() {
     reader.join().unwrap();
     assert_eq!(lookup(&*m, "t.x"), vec![1, 2, 3]);
 }
+
+/// Any capacity is accepted (Python allows up to `usize::MAX`) without allocating for it up
+/// front.
+#[test]
+fn huge_capacity_allocates_little_and_works() {
+    let config = Config::new(Dialect::Amqp);
+    let m = InvertedBitmapMatcher::with_capacity(config, usize::MAX);
+    m.insert(&pattern(Dialect::Amqp, "a.*"), 1);
+    for _ in 0..3 {
+        assert_eq!(lookup(&m, "a.b"), vec![1]);
+    }
+    assert_eq!(m.cached_rows(), 1);
+    assert!(m.heap_bytes() < 64 << 20, "{}", m.heap_bytes());
+}

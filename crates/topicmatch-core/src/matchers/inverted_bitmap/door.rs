@@ -23,10 +23,11 @@ pub(crate) struct Doorkeeper {
 }
 
 impl Doorkeeper {
-    /// A filter sized for a row table of `capacity`: 32 bits per row, cleared every
-    /// `4 * capacity` sightings (8 bits per sighting).
+    /// A filter sized for a row table of `capacity`: 32 bits per row (up to 2M rows), cleared
+    /// every `4 * capacity` sightings.
     pub(crate) fn new(capacity: usize) -> Self {
-        let words = (capacity * 32).div_ceil(64).next_power_of_two();
+        // At most 8 MiB, whatever the capacity asked for.
+        let words = capacity.min(1 << 21).div_ceil(2).next_power_of_two();
         Doorkeeper {
             bits: (0..words).map(|_| AtomicU64::new(0)).collect(),
             sightings: AtomicUsize::new(0),

@@ -32,6 +32,10 @@ const PAYLOAD: usize = 6;
 const WAYS: usize = 4;
 /// Entries of the first table.
 const INITIAL: usize = 64;
+/// Most entries of a table (256 MiB), whatever the row capacity asked for.
+const MAX_LEN: usize = 1 << 22;
+/// Most reference bits; rows past it share them (they are hints).
+const MAX_USED: usize = 1 << 20;
 
 const PRESENT: u64 = 1 << 14;
 /// The topic is here but its ids are not: `matches_any` can answer, lookups cannot.
@@ -176,8 +180,14 @@ pub(crate) struct Front {
 impl Front {
     /// A front for a row table of `capacity` rows.
     pub(crate) fn new(capacity: usize) -> Self {
-        let used = (0..capacity).map(|_| AtomicBool::new(false)).collect();
-        let max_len = (capacity * 2).next_power_of_two().max(INITIAL);
+        let used = (0..capacity.clamp(1, MAX_USED))
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        let max_len = capacity
+            .min(MAX_LEN / 2)
+            .saturating_mul(2)
+            .next_power_of_two()
+            .max(INITIAL);
         let first = Arc::new(Table::new(INITIAL.min(max_len)));
         Front {
             current: AtomicPtr::new(Arc::as_ptr(&first).cast_mut()),
@@ -230,10 +240,9 @@ impl Front {
             }
             // Relaxed: a usage hint for the CLOCK sweep, which runs under the write lock.
             // The position is only a hint too: a stale one marks some other row.
-            if let Some(used) = self.used.get((meta >> 16) as u32 as usize) {
-                if !used.load(Ordering::Relaxed) {
-                    used.store(true, Ordering::Relaxed);
-                }
+            let used = self.used_bit((meta >> 16) as u32 as usize);
+            if !used.load(Ordering::Relaxed) {
+                used.store(true, Ordering::Relaxed);
             }
             if meta & OVERFLOW != 0 {
                 return out.is_none().then_some(true);
@@ -298,10 +307,7 @@ impl Front {
                     .bucket(key.hash)
                     .find(|&at| {
                         let row = (table.entries[at].meta.load(Ordering::Relaxed) >> 16) as u32;
-                        !self
-                            .used
-                            .get(row as usize)
-                            .is_some_and(|u| u.load(Ordering::Relaxed))
+                        !self.used_bit(row as usize).load(Ordering::Relaxed)
                     })
                     .unwrap_or(first)
             }
@@ -332,9 +338,13 @@ impl Front {
     /// Whether the entry of the row at `row` was hit since the last call, clearing the mark.
     /// Writer only.
     pub(crate) fn take_used(&self, row: usize) -> bool {
-        self.used
-            .get(row)
-            .is_some_and(|u| u.swap(false, Ordering::Relaxed))
+        self.used_bit(row).swap(false, Ordering::Relaxed)
+    }
+
+    /// The reference bit of the row at `row`.
+    #[inline]
+    fn used_bit(&self, row: usize) -> &AtomicBool {
+        &self.used[row % self.used.len()]
     }
 
     /// Grows the table when more than half full, refilled from `rows` (topic, ids), and
