@@ -214,10 +214,19 @@ impl Index {
 
     /// `matches_any` by the same pass as [`lookup_small`](Self::lookup_small); `None` when
     /// that pass does not apply.
+    #[cfg(test)]
     #[inline]
     pub(crate) fn any_small(&self, topic: &str) -> Option<bool> {
         let (acc, hash) = self.walk_small(topic)?;
         Some(acc.is_some() || self.direct.get(topic, hash).is_some())
+    }
+
+    /// Whether a wildcard pattern matches `topic`, by the pass of
+    /// [`lookup_small`](Self::lookup_small) without probing the direct map (for a caller that
+    /// already did); `None` when that pass does not apply.
+    #[inline]
+    pub(crate) fn any_wildcard_small(&self, topic: &str) -> Option<bool> {
+        self.walk_small(topic).map(|(acc, _)| acc.is_some())
     }
 
     /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
@@ -387,6 +396,11 @@ mod tests {
                     with_keys(&config, &topic, |w, k| index.lookup(&topic, w, k, &mut slow))
                         .expect("the small path only answers valid topics");
                     prop_assert_eq!(index.any_small(&topic), Some(!slow.is_empty()));
+                    let direct = index.direct.contains_unchecked(&topic);
+                    prop_assert_eq!(
+                        index.any_wildcard_small(&topic).map(|any| any || direct),
+                        Some(!slow.is_empty())
+                    );
                     fast.sort_unstable();
                     slow.sort_unstable();
                     prop_assert_eq!(fast, slow);
