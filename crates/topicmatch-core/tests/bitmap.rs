@@ -381,3 +381,67 @@ fn cache_capacity_is_carried_and_refused_elsewhere() {
     config.cache_capacity = Some(0);
     assert!(Engine::with_config(Algorithm::InvertedBitmap, config).is_err());
 }
+
+/// The lock-free hit path under churn: a reader of a cached topic sees only whole results
+/// (never a torn mix of two writes) and every change completed before its lookup started.
+#[test]
+fn inverted_hits_see_whole_results_and_completed_changes() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let config = Config::new(Dialect::Amqp);
+    let m = Arc::new(InvertedBitmapMatcher::new(config));
+    for s in 1..=3 {
+        m.insert(&pattern(Dialect::Amqp, "t.x"), s);
+    }
+    // Cached (and so served by the hit path) from the second sighting on.
+    assert_eq!(lookup(&*m, "t.x"), vec![1, 2, 3]);
+    assert_eq!(lookup(&*m, "t.x"), vec![1, 2, 3]);
+    // Counts completed changes: after 2n + 1, subscriber 100 + n was added; after 2n + 2,
+    // removed.
+    let state = Arc::new(AtomicU64::new(0));
+    let reader = {
+        let (m, state) = (Arc::clone(&m), Arc::clone(&state));
+        std::thread::spawn(move || {
+            while state.load(Ordering::Acquire) < 2_000 {
+                let before = state.load(Ordering::Acquire);
+                let got = lookup(&*m, "t.x");
+                let after = state.load(Ordering::Acquire);
+                assert_eq!(&got[..3], &[1, 2, 3], "{got:?}");
+                // Subscribers removed before the lookup started are gone; none subscribed
+                // after it ended appears.
+                let extra = &got[3..];
+                assert!(extra.len() <= 1, "{got:?}");
+                if let Some(&id) = extra.first() {
+                    assert!(
+                        (100 + before / 2..=100 + after / 2).contains(&id),
+                        "{before}..{after}: {got:?}"
+                    );
+                }
+                assert_eq!(m.matches_any("t.x"), Ok(true));
+            }
+        })
+    };
+    let p = pattern(Dialect::Amqp, "t.*");
+    for n in 0..1_000u64 {
+        m.insert(&p, 100 + n);
+        state.fetch_add(1, Ordering::Release);
+        assert!(m.remove(&p, 100 + n));
+        state.fetch_add(1, Ordering::Release);
+    }
+    reader.join().unwrap();
+    assert_eq!(lookup(&*m, "t.x"), vec![1, 2, 3]);
+}
+
+/// Any capacity is accepted (Python allows up to `usize::MAX`) without allocating for it up
+/// front.
+#[test]
+fn huge_capacity_allocates_little_and_works() {
+    let config = Config::new(Dialect::Amqp);
+    let m = InvertedBitmapMatcher::with_capacity(config, usize::MAX);
+    m.insert(&pattern(Dialect::Amqp, "a.*"), 1);
+    for _ in 0..3 {
+        assert_eq!(lookup(&m, "a.b"), vec![1]);
+    }
+    assert_eq!(m.cached_rows(), 1);
+    assert!(m.heap_bytes() < 64 << 20, "{}", m.heap_bytes());
+}

@@ -12,12 +12,19 @@
 //! is admitted into it on its second sighting ([`door`]), so a stream of unique topics costs
 //! one uncached per-level lookup each, neither evicting useful rows nor exhausting memory.
 //!
-//! Locks: `index` then `rows`, always in that order. A hit takes only `rows` for reading. A
-//! miss compiles under `index` read and inserts under `rows` write while still holding
-//! `index`, so no subscribe can slip between compiling a row and caching it; subscribe and
-//! unsubscribe hold both for writing.
+//! The hit path takes no lock: every row whose topic and subscribers fit in a cache line is
+//! mirrored in [`front`], a table of 64-byte entries read under per-entry sequence numbers, so
+//! a hit costs one hash of the topic's words, usually one cache line and a copy, and no
+//! validation (only validated topics are cached and the limits are fixed). Every change to a
+//! row is written to its entry before `rows`' write lock is released.
+//!
+//! Locks: `index` then `rows`, always in that order. A hit the front cannot answer takes only
+//! `rows` for reading. A miss compiles under `index` read and inserts under `rows` write while
+//! still holding `index`, so no subscribe can slip between compiling a row and caching it;
+//! subscribe and unsubscribe hold both for writing.
 
 mod door;
+mod front;
 mod table;
 
 use parking_lot::RwLock;
@@ -29,6 +36,7 @@ use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Inde
 use crate::pattern::{Pattern, Word};
 use crate::topic::parse_topic;
 use door::Doorkeeper;
+use front::Front;
 use table::{Ids, Row, RowTable, TopicShape};
 
 /// Default bound on cached rows.
@@ -39,6 +47,8 @@ pub struct InvertedBitmapMatcher {
     config: Config,
     index: RwLock<Index>,
     rows: RwLock<RowTable>,
+    /// The rows that fit a cache line, readable without `rows`' lock: the hit path.
+    front: Front,
     door: Doorkeeper,
 }
 
@@ -55,6 +65,7 @@ impl InvertedBitmapMatcher {
             config,
             index: RwLock::new(Index::new(config)),
             rows: RwLock::new(RowTable::new(capacity)),
+            front: Front::new(capacity),
             door: Doorkeeper::new(capacity),
         }
     }
@@ -71,34 +82,63 @@ impl InvertedBitmapMatcher {
 
     /// Approximate heap bytes: compiler index plus cached rows.
     pub fn heap_bytes(&self) -> usize {
-        self.index.read().heap_bytes() + self.rows.read().heap_bytes()
+        self.index.read().heap_bytes() + self.rows.read().heap_bytes() + self.front.heap_bytes()
     }
 
+    /// The locked path: the row of `topic` if cached; else its subscribers found as
+    /// `optimized_bitmap` finds them, and its row compiled and cached only on a second
+    /// sighting ([`door`]).
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        with_keys(&self.config, topic, |words, keys| {
-            let index = self.index.read();
-            if let Some(row) = self.rows.read().get(topic) {
-                out.extend_from_slice(&row.ids);
-                return;
-            }
-            let mut acc = Acc::new();
-            if !index.matching_slots(topic, words, keys, &mut acc) {
-                acc.clear();
-            }
-            let mut resolved = Vec::new();
-            index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
-            out.extend_from_slice(&resolved);
+        let index = self.index.read();
+        if let Some(row) = self.rows.read().get(topic) {
+            out.extend_from_slice(&row.ids);
+            return Ok(());
+        }
+        let start = out.len();
+        if index.lookup_small(topic, out) {
             if !self.door.seen_before(topic) {
-                return;
+                return Ok(());
             }
-            let ids = Ids::from_vec(resolved);
-            let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
-            let shape = TopicShape {
-                words: words.len(),
-                first: keys.first().map_or(0, |k| k.hash),
-            };
-            self.rows.write().insert(Row::new(topic, shape, slots, ids));
+            out.truncate(start);
+            return with_keys(&self.config, topic, |words, keys| {
+                self.admit(&index, topic, words, keys, out);
+            });
+        }
+        with_keys(&self.config, topic, |words, keys| {
+            if self.door.seen_before(topic) {
+                self.admit(&index, topic, words, keys, out);
+            } else {
+                index.lookup(topic, words, keys, out);
+            }
         })
+    }
+
+    /// Compiles the row of the validated `topic` (`words`, `keys`), appends its subscribers
+    /// and caches it. Called holding `index` for reading, so no subscribe slips in between.
+    fn admit(
+        &self,
+        index: &Index,
+        topic: &str,
+        words: &[&str],
+        keys: &[WordKey],
+        out: &mut Vec<SubscriberId>,
+    ) {
+        let mut acc = Acc::new();
+        if !index.matching_slots(topic, words, keys, &mut acc) {
+            acc.clear();
+        }
+        let mut resolved = Vec::new();
+        index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
+        out.extend_from_slice(&resolved);
+        let ids = Ids::from_vec(resolved);
+        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+        let shape = TopicShape {
+            words: words.len(),
+            first: keys.first().map_or(0, |k| k.hash),
+        };
+        self.rows
+            .write()
+            .insert(Row::new(topic, shape, slots, ids), &self.front);
     }
 }
 
@@ -146,13 +186,14 @@ impl Matcher for InvertedBitmapMatcher {
         let mut rows = self.rows.write();
         match change {
             Change::Direct(topic) => {
-                if let Some(row) = rows.get_mut(&topic) {
+                if let Some((at, row)) = rows.get_mut(&topic) {
                     row.add_id(subscriber);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
             Change::Slot { slot, edge: true } => {
                 let could = could_match(pattern);
-                for row in rows.rows_mut().filter(|r| could(r.shape)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| could(r.shape)) {
                     let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
                         .expect("cached topics are valid");
                     let hit = pattern.matches_words(&words);
@@ -160,12 +201,14 @@ impl Matcher for InvertedBitmapMatcher {
                     if hit {
                         row.slots.insert(slot);
                         row.add_id(subscriber);
+                        self.front.set(&row.topic, at, &row.ids);
                     }
                 }
             }
             Change::Slot { slot, edge: false } => {
-                for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| r.slots.contains(slot)) {
                     row.add_id(subscriber);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
         }
@@ -179,16 +222,18 @@ impl Matcher for InvertedBitmapMatcher {
         let mut rows = self.rows.write();
         match change {
             Change::Direct(topic) => {
-                if let Some(row) = rows.get_mut(&topic) {
+                if let Some((at, row)) = rows.get_mut(&topic) {
                     resolve_row(&index, row);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
             Change::Slot { slot, edge } => {
-                for row in rows.rows_mut().filter(|r| r.slots.contains(slot)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| r.slots.contains(slot)) {
                     if edge {
                         row.slots.remove(slot);
                     }
                     resolve_row(&index, row);
+                    self.front.set(&row.topic, at, &row.ids);
                 }
             }
         }
@@ -197,8 +242,12 @@ impl Matcher for InvertedBitmapMatcher {
 
     #[inline]
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        // Only validated topics are cached and the limits never change, so a topic within the
-        // byte limit that is cached is valid; a longer one is never hashed.
+        // Only validated topics are cached and the limits never change, so a cached topic is
+        // valid: a hit needs no validation.
+        if self.front.get(topic, Some(&mut *out)).is_some() {
+            return Ok(());
+        }
+        // A topic past the byte limit is never hashed.
         if topic.len() <= self.config.limits.max_topic_bytes {
             if let Some(row) = self.rows.read().get(topic) {
                 out.extend_from_slice(&row.ids);
@@ -209,6 +258,9 @@ impl Matcher for InvertedBitmapMatcher {
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
+        if let Some(any) = self.front.get(topic, None) {
+            return Ok(any);
+        }
         if topic.len() <= self.config.limits.max_topic_bytes {
             if let Some(row) = self.rows.read().get(topic) {
                 return Ok(!row.ids.is_empty());

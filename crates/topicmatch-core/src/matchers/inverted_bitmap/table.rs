@@ -13,6 +13,7 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use super::front::Front;
 use crate::matcher::SubscriberId;
 
 /// A row's resolved subscribers, inline up to four.
@@ -110,17 +111,20 @@ impl RowTable {
         Some(row)
     }
 
-    pub(crate) fn get_mut(&mut self, topic: &str) -> Option<&mut Row> {
-        let at = *self.index.get(topic.as_bytes())? as usize;
-        Some(&mut self.rows[at])
+    /// The row of `topic` with its position.
+    pub(crate) fn get_mut(&mut self, topic: &str) -> Option<(u32, &mut Row)> {
+        let at = *self.index.get(topic.as_bytes())?;
+        Some((at, &mut self.rows[at as usize]))
     }
 
-    pub(crate) fn rows_mut(&mut self) -> impl Iterator<Item = &mut Row> {
-        self.rows.iter_mut()
+    /// Every row with its position (what [`Front::set`] takes).
+    pub(crate) fn rows_mut(&mut self) -> impl Iterator<Item = (u32, &mut Row)> {
+        (0..).zip(self.rows.iter_mut())
     }
 
-    /// Adds `row` unless its topic is already there, evicting one row if full.
-    pub(crate) fn insert(&mut self, row: Row) {
+    /// Adds `row` unless its topic is already there, evicting one row if full, and mirrors
+    /// the change into `front`.
+    pub(crate) fn insert(&mut self, row: Row, front: &Front) {
         if self.index.contains_key(row.topic.as_bytes()) {
             return;
         }
@@ -128,21 +132,27 @@ impl RowTable {
             self.rows.push(row);
             self.rows.len() - 1
         } else {
-            let at = self.victim();
+            let at = self.victim(front);
             let old = std::mem::replace(&mut self.rows[at], row);
             self.index.remove(old.topic.as_bytes());
+            front.remove(&old.topic);
             at
         };
+        let row = &self.rows[at];
         self.index
-            .insert(Key::from_slice(self.rows[at].topic.as_bytes()), at as u32);
+            .insert(Key::from_slice(row.topic.as_bytes()), at as u32);
+        front.set(&row.topic, at as u32, &row.ids);
+        front.maybe_grow(self.rows.iter().map(|r| (&*r.topic, r.ids.as_slice())));
     }
 
-    /// CLOCK: the first row from the hand whose reference bit is clear; clears bits on the way.
-    fn victim(&mut self) -> usize {
+    /// CLOCK: the first row from the hand whose reference bits (here and in `front`) are
+    /// clear; clears bits on the way.
+    fn victim(&mut self, front: &Front) -> usize {
         loop {
             let at = self.hand;
             self.hand = (self.hand + 1) % self.rows.len();
-            if !self.rows[at].referenced.swap(false, Ordering::Relaxed) {
+            let here = self.rows[at].referenced.swap(false, Ordering::Relaxed);
+            if !(front.take_used(at) || here) {
                 return at;
             }
         }

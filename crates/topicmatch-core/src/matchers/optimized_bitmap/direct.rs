@@ -18,6 +18,25 @@ struct Topic {
     subs: SmallVec<[SubscriberId; 2]>,
 }
 
+/// `a == b`, without a `memcmp` call for the short keys topics usually are: at most two
+/// (overlapping) loads per side.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let u32_at = |s: &[u8], i: usize| u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
+    let u64_at = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        9..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// The direct subscriptions of one matcher.
 #[derive(Debug)]
 pub(crate) struct Direct {
@@ -85,7 +104,7 @@ impl Direct {
         }
         self.table
             .find(hash, |t| {
-                t.hash == hash && t.text.as_slice() == topic.as_bytes()
+                t.hash == hash && same_bytes(&t.text, topic.as_bytes())
             })
             .map(|t| t.subs.as_slice())
     }
@@ -156,6 +175,11 @@ mod tests {
     use super::*;
 
     proptest! {
+        #[test]
+        fn same_bytes_is_equality(a in "[ab]{0,20}", b in "[ab]{0,20}") {
+            prop_assert_eq!(same_bytes(a.as_bytes(), b.as_bytes()), a == b);
+        }
+
         /// The one-pass hash finds exactly the keys the word-by-word hash stored.
         #[test]
         fn contains_unchecked_agrees_with_get_text(

@@ -201,7 +201,8 @@ impl Index {
     /// the remaining words are only validated and hashed. Returns false, having appended
     /// nothing, when the index is not small or the topic is not plainly valid: the general
     /// path (and `parse_topic`) then decide.
-    #[inline]
+    #[allow(clippy::inline_always)] // as `walk_small`
+    #[inline(always)]
     pub(crate) fn lookup_small(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
         let Some((acc, hash)) = self.walk_small(topic) else {
             return false;
@@ -213,15 +214,26 @@ impl Index {
 
     /// `matches_any` by the same pass as [`lookup_small`](Self::lookup_small); `None` when
     /// that pass does not apply.
+    #[cfg(test)]
     #[inline]
     pub(crate) fn any_small(&self, topic: &str) -> Option<bool> {
         let (acc, hash) = self.walk_small(topic)?;
         Some(acc.is_some() || self.direct.get(topic, hash).is_some())
     }
 
+    /// Whether a wildcard pattern matches `topic`, by the pass of
+    /// [`lookup_small`](Self::lookup_small) without probing the direct map (for a caller that
+    /// already did); `None` when that pass does not apply.
+    #[inline]
+    pub(crate) fn any_wildcard_small(&self, topic: &str) -> Option<bool> {
+        self.walk_small(topic).map(|(acc, _)| acc.is_some())
+    }
+
     /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
     /// and the direct map's hash of `topic`, or `None` if it does not apply.
-    #[inline]
+    /// Always inlined: measured, its accumulator returned through memory stalls the reload.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn walk_small(&self, topic: &str) -> Option<(Option<[u64; SMALL]>, u64)> {
         if self.complex_live > 0 || self.levels.width() > SMALL {
             return None;
@@ -239,29 +251,12 @@ impl Index {
         let mut level = 0;
         let mut start = 0;
         let mut packed = 0u64;
-        let mut end_word = |level: usize, start: usize, end: usize, packed: u64| {
-            let word = &topic[start..end];
-            let key = if end - start <= PACKED_BYTES {
-                WordKey::packed(packed, end - start)
-            } else {
-                WordKey::long(word)
-            };
-            hash.push(&key);
-            if let Some(a) = acc.as_mut() {
-                if !self
-                    .levels
-                    .small_step(a, level, word, &key, dollar && level == 0)
-                {
-                    acc = None;
-                }
-            }
-        };
         for (i, &b) in bytes.iter().enumerate() {
             if b == sep {
                 if nats && i == start {
                     return None;
                 }
-                end_word(level, start, i, packed);
+                self.end_word(&mut acc, &mut hash, topic, level, start..i, packed, dollar);
                 level += 1;
                 start = i + 1;
                 packed = 0;
@@ -274,7 +269,15 @@ impl Index {
         if nats && start == bytes.len() {
             return None;
         }
-        end_word(level, start, bytes.len(), packed);
+        self.end_word(
+            &mut acc,
+            &mut hash,
+            topic,
+            level,
+            start..bytes.len(),
+            packed,
+            dollar,
+        );
         let len = level + 1;
         if len > config.limits.max_levels {
             return None;
@@ -285,6 +288,38 @@ impl Index {
             }
         }
         Some((acc, hash.finish(len)))
+    }
+
+    /// One word of [`walk_small`](Self::walk_small) ends: key it (`packed`: its first bytes),
+    /// fold it into `hash` and AND its level's row into `acc` (`None` once nothing is left).
+    #[allow(clippy::too_many_arguments, clippy::inline_always)] // measured, as below
+    #[inline(always)]
+    fn end_word(
+        &self,
+        acc: &mut Option<[u64; SMALL]>,
+        hash: &mut TopicHash,
+        topic: &str,
+        level: usize,
+        word: std::ops::Range<usize>,
+        packed: u64,
+        dollar: bool,
+    ) {
+        let len = word.len();
+        let word = &topic[word];
+        let key = if len <= PACKED_BYTES {
+            WordKey::packed(packed, len)
+        } else {
+            WordKey::long(word)
+        };
+        hash.push(&key);
+        if let Some(a) = acc.as_mut() {
+            if !self
+                .levels
+                .small_step(a, level, word, &key, dollar && level == 0)
+            {
+                *acc = None;
+            }
+        }
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
@@ -361,6 +396,11 @@ mod tests {
                     with_keys(&config, &topic, |w, k| index.lookup(&topic, w, k, &mut slow))
                         .expect("the small path only answers valid topics");
                     prop_assert_eq!(index.any_small(&topic), Some(!slow.is_empty()));
+                    let direct = index.direct.contains_unchecked(&topic);
+                    prop_assert_eq!(
+                        index.any_wildcard_small(&topic).map(|any| any || direct),
+                        Some(!slow.is_empty())
+                    );
                     fast.sort_unstable();
                     slow.sort_unstable();
                     prop_assert_eq!(fast, slow);

@@ -129,7 +129,9 @@ impl Matcher for OptimizedBitmapMatcher {
         {
             return Ok(true);
         }
-        if let Some(any) = index.any_small(topic) {
+        // Past the check above `topic` is no direct key whenever the one pass applies (it
+        // only does within the byte limit), so only the wildcard rows are left to ask.
+        if let Some(any) = index.any_wildcard_small(topic) {
             return Ok(any);
         }
         with_keys(&self.config, topic, |words, keys| {
