@@ -17,7 +17,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::Hamt;
-use super::raw::INode;
+use super::raw::Child;
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -130,7 +130,7 @@ impl Label {
 #[derive(Clone)]
 pub(super) struct Kid {
     label: Label,
-    child: Arc<INode>,
+    child: Child,
 }
 
 /// A level's children by literal word. Cloning is O(1): the versions share the array or map.
@@ -139,7 +139,7 @@ pub(super) enum Kids {
     /// At most [`NARROW`] children, scanned in order.
     Narrow(Option<Arc<[Kid]>>),
     /// More, in a persistent HAMT.
-    Wide(Hamt<Label, Arc<INode>>),
+    Wide(Hamt<Label, Child>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
     /// fits one cache line.
     Tomb,
@@ -166,7 +166,7 @@ impl Kids {
     /// scan is a handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Arc<INode>> {
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
         match self {
             Kids::Narrow(Some(kids)) => {
                 for kid in kids.iter() {
@@ -183,10 +183,10 @@ impl Kids {
 
     #[inline(never)]
     fn get_wide<'m>(
-        map: &'m Hamt<Label, Arc<INode>>,
+        map: &'m Hamt<Label, Child>,
         word: &str,
         key: Key,
-    ) -> Option<&'m Arc<INode>> {
+    ) -> Option<&'m Child> {
         map.get(key.hash(), |label| label.is(word, key))
     }
 
@@ -198,7 +198,7 @@ impl Kids {
 
     /// A version with `child` along `word` (replacing any child there). Not for a tombstone,
     /// which never changes.
-    pub(super) fn with(&self, word: &str, key: Key, child: Arc<INode>) -> Kids {
+    pub(super) fn with(&self, word: &str, key: Key, child: Child) -> Kids {
         let label = Label::new(word, key);
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
@@ -213,7 +213,7 @@ impl Kids {
                         map = map.insert(
                             kid.label.key.hash(),
                             kid.label.clone(),
-                            kid.child.clone(),
+                            kid.child,
                             |_| false,
                         );
                     }
@@ -261,7 +261,7 @@ impl Kids {
                     map.for_each(|label, child| {
                         kids.push(Kid {
                             label: label.clone(),
-                            child: child.clone(),
+                            child: *child,
                         });
                     });
                     return Some(Kids::Narrow((!kids.is_empty()).then(|| kids.into())));
@@ -271,25 +271,12 @@ impl Kids {
         }
     }
 
-    /// Empties the children, moving into `out` those that only this version refers to (the
-    /// caller dismantles them without recursion); shared ones are released.
-    pub(super) fn drain_unique(&mut self, out: &mut Vec<Arc<INode>>) {
-        match std::mem::take(self) {
+    /// Calls `f` on every child link.
+    pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
+        match self {
             Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(mut kids)) => {
-                // Only an array no other version shares is walked, and of it only the children
-                // it alone refers to (a count of 1 cannot rise: nobody else holds a reference to
-                // clone). Those are taken by clone, so that they outlive the array; the rest
-                // are released when it drops, without an extra count change each.
-                if Arc::get_mut(&mut kids).is_some() {
-                    out.extend(
-                        kids.iter()
-                            .filter(|kid| Arc::strong_count(&kid.child) == 1)
-                            .map(|kid| kid.child.clone()),
-                    );
-                }
-            }
-            Kids::Wide(mut map) => map.drain_unique(out),
+            Kids::Narrow(Some(kids)) => kids.iter().for_each(|kid| f(kid.child)),
+            Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
 }

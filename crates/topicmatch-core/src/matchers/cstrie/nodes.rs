@@ -2,11 +2,10 @@
 //! levels.
 
 use super::kids::{Key, Kids};
-use super::raw::INode;
+use super::raw::Child;
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
-use crate::sync::Arc;
 
 /// The edge from a node to one of its children.
 #[derive(Debug, Clone, Copy)]
@@ -40,9 +39,9 @@ pub(super) struct Main {
     /// Children by literal word.
     pub words: Kids,
     /// The one-word wildcard child.
-    pub one: Option<Arc<INode>>,
+    pub one: Option<Child>,
     /// The multi-word wildcard child.
-    pub multi: Option<Arc<INode>>,
+    pub multi: Option<Child>,
     /// Subscribers whose pattern ends here.
     pub subs: Subs,
 }
@@ -95,7 +94,7 @@ impl Main {
 
     /// The child along `edge`.
     #[inline]
-    pub(super) fn child(&self, edge: Edge<'_>) -> Option<&Arc<INode>> {
+    pub(super) fn child(&self, edge: Edge<'_>) -> Option<&Child> {
         match edge {
             Edge::Word(word, key) => self.words.get(word, key),
             Edge::One => self.one.as_ref(),
@@ -104,7 +103,7 @@ impl Main {
     }
 
     /// A copy with `child` along `edge`.
-    pub(super) fn with_child(&self, edge: Edge<'_>, child: Arc<INode>) -> Main {
+    pub(super) fn with_child(&self, edge: Edge<'_>, child: Child) -> Main {
         let mut next = self.copy();
         match edge {
             Edge::Word(word, key) => next.words = self.words.with(word, key, child),
@@ -150,33 +149,9 @@ impl Main {
         self.subs.collect(out);
     }
 
-    /// Moves the children only this node refers to into `out`; releases the shared ones.
-    fn take_children(&mut self, out: &mut Vec<Arc<INode>>) {
-        let mut children = Vec::new();
-        self.words.drain_unique(&mut children);
-        children.extend(self.one.take());
-        children.extend(self.multi.take());
-        // A count of 1 cannot rise: nobody else holds a reference to clone. (The drained
-        // references are all this node's: `drain_unique` has released the rest.)
-        out.extend(
-            children
-                .into_iter()
-                .filter(|child| Arc::strong_count(child) == 1),
-        );
-    }
-}
-
-impl Drop for Main {
-    /// Dismantles the subtree this node alone owns with a loop, not recursion: a pattern may be
-    /// thousands of levels deep, deeper than a thread's stack allows recursive drops.
-    fn drop(&mut self) {
-        let mut pending = Vec::new();
-        self.take_children(&mut pending);
-        while let Some(child) = pending.pop() {
-            // Shared children are only released; another main node still refers to them.
-            if let Ok(inode) = Arc::try_unwrap(child) {
-                inode.into_main().take_children(&mut pending);
-            }
-        }
+    /// Calls `f` on every child link.
+    pub(super) fn for_each_child(&self, mut f: impl FnMut(Child)) {
+        self.words.for_each(&mut f);
+        self.one.into_iter().chain(self.multi).for_each(f);
     }
 }

@@ -122,6 +122,7 @@ fn lookup_pinned(
             }
             let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
             if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
+                let multi = multi.get(pin);
                 let multi_node = multi.load(pin);
                 let take = match dialect {
                     Dialect::Nats => pos < n,
@@ -152,6 +153,7 @@ fn lookup_pinned(
                 break;
             }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
+                let one = one.get(pin);
                 one.prefetch();
                 stack.push((one, pos + 1));
             }
@@ -159,7 +161,7 @@ fn lookup_pinned(
             let Some(child) = node.words.get(word, key) else {
                 break;
             };
-            inode = child;
+            inode = child.get(pin);
             pos += 1;
         }
     }
