@@ -125,18 +125,11 @@ impl INode {
         free_subtrees(pending);
     }
 
-    /// Hints the CPU to start fetching this I-node's cache line, for a branch the lookup will
-    /// visit later (the wildcard child waiting on its stack): the fetch overlaps the walk of the
-    /// literal branch. No effect on behaviour.
+    /// Hints the CPU to start fetching this I-node's cache line, for a node the lookup visits
+    /// in its next level: the fetch overlaps the rest of this level. No effect on behaviour.
     #[inline]
     pub(super) fn prefetch(&self) {
-        #[cfg(all(target_arch = "x86_64", not(loom)))]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch is a hint that never faults and reads nothing observable;
-            // the address is a live reference besides.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr::from_ref(self).cast::<i8>()) };
-        }
+        prefetch(self);
     }
 
     /// Takes the main node out of an I-node nobody else refers to, for iterative teardown.
@@ -159,6 +152,20 @@ impl Drop for INode {
             drop(unsafe { Box::from_raw(main) });
         }
     }
+}
+
+/// Hints the CPU to start fetching the cache line of `value`. No effect on behaviour.
+#[inline]
+pub(super) fn prefetch<T>(value: &T) {
+    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that never faults and reads nothing observable; the
+        // address is a live reference besides.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr::from_ref(value).cast::<i8>()) };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    let _ = value;
 }
 
 /// Frees the I-nodes of `pending` and everything linked below them, which the caller owns

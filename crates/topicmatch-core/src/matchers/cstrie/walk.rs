@@ -103,16 +103,47 @@ fn lookup_pinned(
     let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
     let start = out.len();
     let root: &INode = &trie.root;
-    let mut stack: SmallVec<[(&INode, u32); 32]> = SmallVec::new();
-    stack.push((root, 0));
+    // Level-synchronous walk: `states[lo..hi]` are the I-nodes reached at position `pos`; the
+    // ones for `pos + 1` are appended after them. All of a level's main nodes are requested
+    // before any is examined, so the dependent loads of different branches (I-node, then main
+    // node, then child array) overlap instead of queuing behind one another as in a depth-first
+    // walk.
+    let mut states: SmallVec<[&INode; 32]> = SmallVec::new();
+    // AMQP `#` states for positions past `pos + 1`.
+    let mut later: SmallVec<[(&INode, u32); 8]> = SmallVec::new();
+    states.push(root);
+    let (mut lo, mut hi) = (0, 1);
     let mut memo = Memo::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
 
-    while let Some((mut inode, mut pos)) = stack.pop() {
-        // Follows the literal child in place; the other branches wait on the stack.
-        loop {
+    for pos in 0..=n {
+        // The level's states come first, `#` states of this level included, then the next's.
+        let mut next: SmallVec<[&INode; 8]> = SmallVec::new();
+        if !later.is_empty() {
+            later.retain(|&mut (inode, p)| {
+                if p == pos {
+                    next.push(inode);
+                }
+                p != pos
+            });
+            states.extend(next.drain(..));
+            hi = states.len();
+        }
+        if lo == hi {
+            if later.is_empty() {
+                break;
+            }
+            continue;
+        }
+        for inode in &states[lo..hi] {
+            inode.load(pin).prefetch();
+        }
+        let mut k = lo;
+        while k < hi {
+            let inode = states[k];
             let node = inode.load(pin);
+            k += 1;
             if pos == n && !node.subs.is_empty() {
                 if first_only {
                     return Ok(true);
@@ -136,7 +167,15 @@ fn lookup_pinned(
                                 // Reached before: so were all later positions from there.
                                 break;
                             }
-                            stack.push((multi, p));
+                            if p == pos {
+                                // Walked in this level: inserted at its end.
+                                states.insert(hi, multi);
+                                hi += 1;
+                            } else if p == pos + 1 {
+                                states.push(multi);
+                            } else {
+                                later.push((multi, p));
+                            }
                         }
                         false
                     }
@@ -150,20 +189,21 @@ fn lookup_pinned(
                 }
             }
             if pos == n {
-                break;
+                continue;
             }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
                 let one = one.get(pin);
                 one.prefetch();
-                stack.push((one, pos + 1));
+                states.push(one);
             }
             let (word, key) = words[pos as usize];
-            let Some(child) = node.words.get(word, key) else {
-                break;
-            };
-            inode = child.get(pin);
-            pos += 1;
+            if let Some(child) = node.words.get(word, key) {
+                let child = child.get(pin);
+                child.prefetch();
+                states.push(child);
+            }
         }
+        (lo, hi) = (hi, states.len());
     }
     drop(memo);
     if first_only {
