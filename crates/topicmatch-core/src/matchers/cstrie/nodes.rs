@@ -143,12 +143,6 @@ impl Main {
         Some(next)
     }
 
-    /// Hints the CPU to start fetching this node, which the lookup examines shortly.
-    #[inline]
-    pub(super) fn prefetch(&self) {
-        super::raw::prefetch(self);
-    }
-
     /// Appends the subscribers to `out`.
     #[inline]
     pub(super) fn collect(&self, out: &mut Vec<SubscriberId>) {

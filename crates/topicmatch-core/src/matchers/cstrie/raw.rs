@@ -156,7 +156,7 @@ impl Drop for INode {
 
 /// Hints the CPU to start fetching the cache line of `value`. No effect on behaviour.
 #[inline]
-pub(super) fn prefetch<T>(value: &T) {
+fn prefetch<T>(value: &T) {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

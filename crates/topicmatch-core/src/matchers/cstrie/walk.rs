@@ -104,10 +104,8 @@ fn lookup_pinned(
     let start = out.len();
     let root: &INode = &trie.root;
     // Level-synchronous walk: `states[lo..hi]` are the I-nodes reached at position `pos`; the
-    // ones for `pos + 1` are appended after them. All of a level's main nodes are requested
-    // before any is examined, so the dependent loads of different branches (I-node, then main
-    // node, then child array) overlap instead of queuing behind one another as in a depth-first
-    // walk.
+    // ones for `pos + 1` are appended after them (and their cache lines requested), so a level's
+    // branches are independent straight-line work, not a stack of pending branches.
     let mut states: SmallVec<[&INode; 32]> = SmallVec::new();
     // AMQP `#` states for positions past `pos + 1`.
     let mut later: SmallVec<[(&INode, u32); 8]> = SmallVec::new();
@@ -135,9 +133,6 @@ fn lookup_pinned(
                 break;
             }
             continue;
-        }
-        for inode in &states[lo..hi] {
-            inode.load(pin).prefetch();
         }
         let mut k = lo;
         while k < hi {
