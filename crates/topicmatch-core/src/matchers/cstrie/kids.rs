@@ -232,11 +232,7 @@ impl Kids {
     }
 
     #[inline(never)]
-    fn get_wide<'m>(
-        map: &'m Hamt<Label, Child>,
-        word: &str,
-        key: Key,
-    ) -> Option<&'m Child> {
+    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &str, key: Key) -> Option<&'m Child> {
         map.get(key.hash(), |label| label.is(word, key))
     }
 
@@ -260,12 +256,10 @@ impl Kids {
                 if at.is_none() && kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
-                        map = map.insert(
-                            kid.label.key.hash(),
-                            kid.label.clone(),
-                            kid.child,
-                            |_| false,
-                        );
+                        map =
+                            map.insert(kid.label.key.hash(), kid.label.clone(), kid.child, |_| {
+                                false
+                            });
                     }
                     return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
                 }

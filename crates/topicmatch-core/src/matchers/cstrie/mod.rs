@@ -54,7 +54,6 @@ mod raw;
 mod subs;
 mod walk;
 
-
 use smallvec::SmallVec;
 
 use crate::error::Result;

@@ -55,8 +55,8 @@ impl Main {
             } else {
                 self.words.clone()
             },
-            one: self.one.clone(),
-            multi: self.multi.clone(),
+            one: self.one,
+            multi: self.multi,
             subs: self.subs.clone(),
         }
     }
