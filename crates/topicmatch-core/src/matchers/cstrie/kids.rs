@@ -188,7 +188,7 @@ pub(super) enum Kids {
     /// More, in a persistent HAMT.
     Wide(Hamt<Label, Child>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
-    /// fits one cache line.
+    /// stays small.
     Tomb,
 }
 
@@ -332,7 +332,7 @@ mod tests {
     use super::Key;
 
     #[test]
-    fn a_main_node_fits_one_cache_line_and_a_narrow_entry_half_of_one() {
+    fn a_main_node_stays_80_bytes_and_a_narrow_entry_half_a_cache_line() {
         assert!(std::mem::size_of::<super::super::nodes::Main>() <= 80);
         assert_eq!(std::mem::size_of::<super::Kid>(), 32);
     }

@@ -31,9 +31,9 @@
 //!   tombstoned child from its parent, tombstoning the parent too if that empties it, upward.
 //! - A writer that meets a tombstone *helps*: it runs the same contraction from its own path,
 //!   then restarts from the root. So no operation waits for another: lock-free.
-//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks like the `trie`
-//!   (an explicit stack of (I-node, position) states, AMQP `#` states memoised), reading each
-//!   main node with one load.
+//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks level by level
+//!   over (I-node, position) states (AMQP `#` states memoised), reading each main node with one
+//!   load.
 //!
 //! # Invariants
 //! 1. A tombstone never changes again, and has no children or subscribers.
@@ -42,7 +42,8 @@
 //!    reachable from the root at that moment, and the change is visible to later lookups.
 //! 3. The root is never a tombstone.
 //! 4. Main nodes are freed only after the epoch has passed every thread that could hold them
-//!    (crossbeam-epoch); I-nodes are reference-counted by the main nodes that point to them.
+//!    (crossbeam-epoch); an I-node is freed through the epoch once a contraction unlinks it,
+//!    or with the matcher (main nodes link children by plain pointers, see [`raw`]).
 //!
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
