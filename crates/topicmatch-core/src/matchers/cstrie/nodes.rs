@@ -47,17 +47,21 @@ pub(super) struct Main {
 }
 
 impl Main {
-    fn copy(&self) -> Main {
+    /// A copy with `words` and `subs` replaced where given: the shared parts it keeps are cloned
+    /// (a reference count each), the replaced ones are not.
+    fn copy(&self, words: Option<Kids>, subs: Option<Subs>) -> Main {
         Main {
             // A tombstone never changes, so its copies are never tombstones.
-            words: if self.is_tomb() {
-                Kids::default()
-            } else {
-                self.words.clone()
-            },
+            words: words.unwrap_or_else(|| {
+                if self.is_tomb() {
+                    Kids::default()
+                } else {
+                    self.words.clone()
+                }
+            }),
             one: self.one,
             multi: self.multi,
-            subs: self.subs.clone(),
+            subs: subs.unwrap_or_else(|| self.subs.clone()),
         }
     }
 
@@ -104,43 +108,42 @@ impl Main {
 
     /// A copy with `child` along `edge`.
     pub(super) fn with_child(&self, edge: Edge<'_>, child: Child) -> Main {
-        let mut next = self.copy();
         match edge {
-            Edge::Word(word, key) => next.words = self.words.with(word, key, child),
-            Edge::One => next.one = Some(child),
-            Edge::Multi => next.multi = Some(child),
+            Edge::Word(word, key) => self.copy(Some(self.words.with(word, key, child)), None),
+            Edge::One => Main {
+                one: Some(child),
+                ..self.copy(None, None)
+            },
+            Edge::Multi => Main {
+                multi: Some(child),
+                ..self.copy(None, None)
+            },
         }
-        next
     }
 
     /// A copy without the child along `edge`.
     pub(super) fn without_child(&self, edge: Edge<'_>) -> Main {
-        let mut next = self.copy();
         match edge {
-            Edge::Word(word, key) => {
-                if let Some(words) = self.words.without(word, key) {
-                    next.words = words;
-                }
-            }
-            Edge::One => next.one = None,
-            Edge::Multi => next.multi = None,
+            Edge::Word(word, key) => self.copy(self.words.without(word, key), None),
+            Edge::One => Main {
+                one: None,
+                ..self.copy(None, None)
+            },
+            Edge::Multi => Main {
+                multi: None,
+                ..self.copy(None, None)
+            },
         }
-        next
     }
 
     /// A copy with `sub` added.
     pub(super) fn with_sub(&self, sub: SubscriberId) -> Main {
-        let mut next = self.copy();
-        next.subs = self.subs.with(sub);
-        next
+        self.copy(None, Some(self.subs.with(sub)))
     }
 
     /// A copy without `sub`, or `None` if it is not here.
     pub(super) fn without_sub(&self, sub: SubscriberId) -> Option<Main> {
-        let subs = self.subs.without(sub)?;
-        let mut next = self.copy();
-        next.subs = subs;
-        Some(next)
+        Some(self.copy(None, Some(self.subs.without(sub)?)))
     }
 
     /// Appends the subscribers to `out`.
