@@ -332,35 +332,6 @@ impl<K: Clone, V: Clone> Hamt<K, V> {
     }
 }
 
-impl<K, V> Hamt<K, V> {
-    /// Empties the map, moving into `out` the values held by the nodes no other version shares
-    /// (inline entries of a path-copied node are copies, so values should be `Arc`s the
-    /// caller unwraps), so that the caller can dismantle them without recursion. Shared nodes
-    /// are only released.
-    pub(super) fn drain_unique(&mut self, out: &mut Vec<V>) {
-        fn go<K, V>(node: Arc<Node<K, V>>, out: &mut Vec<V>) {
-            let Ok(node) = Arc::try_unwrap(node) else {
-                return;
-            };
-            for slot in node.slots {
-                match slot {
-                    Slot::Entry(_, _, v) => out.push(v),
-                    Slot::Collision(leaf) => {
-                        if let Ok(leaf) = Arc::try_unwrap(leaf) {
-                            out.extend(leaf.entries.into_iter().map(|(_, v)| v));
-                        }
-                    }
-                    Slot::Branch(inner) => go(inner, out),
-                }
-            }
-        }
-        self.len = 0;
-        if let Some(root) = self.root.take() {
-            go(root, out);
-        }
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::Hamt;
@@ -403,29 +374,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn drain_unique_leaves_shared_versions_intact() {
-        let mut a: Hamt<u64, u64> = Hamt::default();
-        for k in 0..100 {
-            a = a.insert(k, k, k, |x| *x == k);
-        }
-        let b = a.insert(1000, 1000, 1000, |x| *x == 1000);
-        let mut out = Vec::new();
-        let mut b2 = b.clone();
-        b2.drain_unique(&mut out);
-        assert!(out.is_empty(), "b is still shared");
-        let mut b = b;
-        b.drain_unique(&mut out);
-        // The values of b's own path nodes: the new entry plus copies of its inline siblings.
-        assert!(out.contains(&1000));
-        assert!(
-            out.len() < 40,
-            "shared nodes were not walked: {}",
-            out.len()
-        );
-        assert_eq!(a.len(), 100);
-        assert_eq!(a.get(5, |x| *x == 5), Some(&5));
     }
 }

@@ -17,7 +17,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::Hamt;
-use super::raw::INode;
+use super::raw::Child;
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -60,6 +60,12 @@ impl Key {
     #[inline]
     fn is_long(self) -> bool {
         (self.high >> 56) as u8 == LONG
+    }
+
+    /// One byte of the key's hash: a narrow level's tags, compared 16 at a time.
+    #[inline]
+    fn tag(self) -> u8 {
+        ((self.low ^ self.high.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
     }
 
     /// The key spread over 64 bits, for the HAMT of a wide level.
@@ -130,18 +136,59 @@ impl Label {
 #[derive(Clone)]
 pub(super) struct Kid {
     label: Label,
-    child: Arc<INode>,
+    child: Child,
+}
+
+/// A narrow level's children: one tag byte per child inline (in the main node's cache line),
+/// the children in a shared array in the same order. A lookup compares its word's tag with all
+/// sixteen tags at once (a branch-free loop the compiler turns into one vector compare), then
+/// checks the full key of the one candidate (rarely more).
+#[derive(Clone)]
+pub(super) struct Narrow {
+    tags: [u8; NARROW],
+    kids: Arc<[Kid]>,
+}
+
+impl Narrow {
+    /// The level of `kids` (one to [`NARROW`] children).
+    fn of(kids: Arc<[Kid]>) -> Narrow {
+        debug_assert!((1..=NARROW).contains(&kids.len()));
+        let mut tags = [0; NARROW];
+        for (tag, kid) in tags.iter_mut().zip(kids.iter()) {
+            *tag = kid.label.key.tag();
+        }
+        Narrow { tags, kids }
+    }
+
+    /// The children whose tag is `tag`, as a set of bytes: byte `i` of the result is `0x80`
+    /// if child `i` has the tag, else 0. Branch-free SWAR over the 16 tags at once (the exact
+    /// zero-byte test of `tags ^ tag`, which has no false positives).
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // part of the lookup's inner loop
+    fn candidates(&self, tag: u8) -> u128 {
+        const ONES: u128 = u128::MAX / 0xFF;
+        const LOW7: u128 = ONES * 0x7F;
+        let x = u128::from_le_bytes(self.tags) ^ (ONES * u128::from(tag));
+        let zero = !(((x & LOW7) + LOW7) | x | LOW7);
+        // Tags past the last child are padding.
+        let len = self.kids.len();
+        if len < NARROW {
+            zero & ((1u128 << (8 * len)) - 1)
+        } else {
+            zero
+        }
+    }
 }
 
 /// A level's children by literal word. Cloning is O(1): the versions share the array or map.
 #[derive(Clone)]
 pub(super) enum Kids {
-    /// At most [`NARROW`] children, scanned in order.
-    Narrow(Option<Arc<[Kid]>>),
+    /// At most [`NARROW`] children, found by tag.
+    Narrow(Option<Narrow>),
     /// More, in a persistent HAMT.
-    Wide(Hamt<Label, Arc<INode>>),
+    Wide(Hamt<Label, Child>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
-    /// fits one cache line.
+    /// stays small.
     Tomb,
 }
 
@@ -166,13 +213,16 @@ impl Kids {
     /// scan is a handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Arc<INode>> {
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
         match self {
-            Kids::Narrow(Some(kids)) => {
-                for kid in kids.iter() {
+            Kids::Narrow(Some(narrow)) => {
+                let mut mask = narrow.candidates(key.tag());
+                while mask != 0 {
+                    let kid = &narrow.kids[(mask.trailing_zeros() / 8) as usize];
                     if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
                         return Some(&kid.child);
                     }
+                    mask &= mask - 1;
                 }
                 None
             }
@@ -182,11 +232,7 @@ impl Kids {
     }
 
     #[inline(never)]
-    fn get_wide<'m>(
-        map: &'m Hamt<Label, Arc<INode>>,
-        word: &str,
-        key: Key,
-    ) -> Option<&'m Arc<INode>> {
+    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &str, key: Key) -> Option<&'m Child> {
         map.get(key.hash(), |label| label.is(word, key))
     }
 
@@ -198,24 +244,22 @@ impl Kids {
 
     /// A version with `child` along `word` (replacing any child there). Not for a tombstone,
     /// which never changes.
-    pub(super) fn with(&self, word: &str, key: Key, child: Arc<INode>) -> Kids {
+    pub(super) fn with(&self, word: &str, key: Key, child: Child) -> Kids {
         let label = Label::new(word, key);
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
                 let kids = match self {
-                    Kids::Narrow(Some(kids)) => &kids[..],
+                    Kids::Narrow(Some(narrow)) => &narrow.kids[..],
                     _ => &[],
                 };
                 let at = kids.iter().position(|kid| kid.label.is(word, key));
                 if at.is_none() && kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
-                        map = map.insert(
-                            kid.label.key.hash(),
-                            kid.label.clone(),
-                            kid.child.clone(),
-                            |_| false,
-                        );
+                        map =
+                            map.insert(kid.label.key.hash(), kid.label.clone(), kid.child, |_| {
+                                false
+                            });
                     }
                     return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
                 }
@@ -229,7 +273,7 @@ impl Kids {
                         .collect(),
                     None => kids.iter().cloned().chain([kid]).collect(),
                 };
-                Kids::Narrow(Some(next))
+                Kids::Narrow(Some(Narrow::of(next)))
             }
             Kids::Wide(map) => {
                 Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
@@ -241,7 +285,7 @@ impl Kids {
     pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
         match self {
             Kids::Narrow(None) | Kids::Tomb => None,
-            Kids::Narrow(Some(kids)) => {
+            Kids::Narrow(Some(Narrow { kids, .. })) => {
                 let at = kids.iter().position(|kid| kid.label.is(word, key))?;
                 if kids.len() == 1 {
                     return Some(Kids::Narrow(None));
@@ -252,7 +296,7 @@ impl Kids {
                     .filter(|(i, _)| *i != at)
                     .map(|(_, kid)| kid.clone())
                     .collect();
-                Some(Kids::Narrow(Some(next)))
+                Some(Kids::Narrow(Some(Narrow::of(next))))
             }
             Kids::Wide(map) => {
                 let map = map.remove(key.hash(), |l| l.is(word, key))?;
@@ -261,35 +305,24 @@ impl Kids {
                     map.for_each(|label, child| {
                         kids.push(Kid {
                             label: label.clone(),
-                            child: child.clone(),
+                            child: *child,
                         });
                     });
-                    return Some(Kids::Narrow((!kids.is_empty()).then(|| kids.into())));
+                    return Some(Kids::Narrow(
+                        (!kids.is_empty()).then(|| Narrow::of(kids.into())),
+                    ));
                 }
                 Some(Kids::Wide(map))
             }
         }
     }
 
-    /// Empties the children, moving into `out` those that only this version refers to (the
-    /// caller dismantles them without recursion); shared ones are released.
-    pub(super) fn drain_unique(&mut self, out: &mut Vec<Arc<INode>>) {
-        match std::mem::take(self) {
+    /// Calls `f` on every child link.
+    pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
+        match self {
             Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(mut kids)) => {
-                // Only an array no other version shares is walked, and of it only the children
-                // it alone refers to (a count of 1 cannot rise: nobody else holds a reference to
-                // clone). Those are taken by clone, so that they outlive the array; the rest
-                // are released when it drops, without an extra count change each.
-                if Arc::get_mut(&mut kids).is_some() {
-                    out.extend(
-                        kids.iter()
-                            .filter(|kid| Arc::strong_count(&kid.child) == 1)
-                            .map(|kid| kid.child.clone()),
-                    );
-                }
-            }
-            Kids::Wide(mut map) => map.drain_unique(out),
+            Kids::Narrow(Some(narrow)) => narrow.kids.iter().for_each(|kid| f(kid.child)),
+            Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
 }
@@ -299,8 +332,8 @@ mod tests {
     use super::Key;
 
     #[test]
-    fn a_main_node_fits_one_cache_line_and_a_narrow_entry_half_of_one() {
-        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 64);
+    fn a_main_node_stays_80_bytes_and_a_narrow_entry_half_a_cache_line() {
+        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 80);
         assert_eq!(std::mem::size_of::<super::Kid>(), 32);
     }
 

@@ -31,9 +31,9 @@
 //!   tombstoned child from its parent, tombstoning the parent too if that empties it, upward.
 //! - A writer that meets a tombstone *helps*: it runs the same contraction from its own path,
 //!   then restarts from the root. So no operation waits for another: lock-free.
-//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks like the `trie`
-//!   (an explicit stack of (I-node, position) states, AMQP `#` states memoised), reading each
-//!   main node with one load.
+//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks level by level
+//!   over (I-node, position) states (AMQP `#` states memoised), reading each main node with one
+//!   load.
 //!
 //! # Invariants
 //! 1. A tombstone never changes again, and has no children or subscribers.
@@ -42,7 +42,8 @@
 //!    reachable from the root at that moment, and the change is visible to later lookups.
 //! 3. The root is never a tombstone.
 //! 4. Main nodes are freed only after the epoch has passed every thread that could hold them
-//!    (crossbeam-epoch); I-nodes are reference-counted by the main nodes that point to them.
+//!    (crossbeam-epoch); an I-node is freed through the epoch once a contraction unlinks it,
+//!    or with the matcher (main nodes link children by plain pointers, see [`raw`]).
 //!
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
@@ -54,16 +55,13 @@ mod raw;
 mod subs;
 mod walk;
 
-use std::ptr;
-
 use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
-use crate::sync::Arc;
 use nodes::{Edge, Main};
-use raw::{INode, Pin, Reclaim};
+use raw::{Fresh, INode, Pin, Reclaim};
 
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
@@ -106,17 +104,17 @@ impl CsTrieMatcher {
                     // A helper tombstoned the parent already: carry on upward.
                     break;
                 }
-                match current.child(edge) {
-                    Some(c) if ptr::eq::<INode>(&**c, child) => {}
+                let link = match current.child(edge) {
+                    Some(&c) if c.is(child) => c,
                     // Someone unlinked `child` already, and the parent lives on: done.
                     _ => return,
-                }
+                };
                 let mut next = current.without_child(edge);
                 let emptied = next.is_empty() && k > 1;
                 if emptied {
                     next = Main::tomb();
                 }
-                if parent.cas(current, next, pin) {
+                if parent.cas_unlinking(current, next, (edge, link), pin) {
                     if emptied {
                         break;
                     }
@@ -127,13 +125,20 @@ impl CsTrieMatcher {
         }
     }
 
-    /// A new chain of I-nodes along `edges`, ending in a leaf holding `sub`.
-    fn chain(edges: &[Edge<'_>], sub: SubscriberId) -> Main {
+    /// A new, unpublished I-node with a chain of levels along `edges` below it, ending in a
+    /// leaf holding `sub`.
+    fn chain(edges: &[Edge<'_>], sub: SubscriberId) -> Fresh {
         let mut main = Main::leaf(sub);
         for &edge in edges.iter().rev() {
-            main = Main::default().with_child(edge, Arc::new(INode::new(main)));
+            main = Main::default().with_child(edge, Fresh::new(main).into_child());
         }
-        main
+        Fresh::new(main)
+    }
+}
+
+impl Drop for CsTrieMatcher {
+    fn drop(&mut self) {
+        self.root.free_children();
     }
 }
 
@@ -163,12 +168,14 @@ impl Matcher for CsTrieMatcher {
                     continue;
                 }
                 if let Some(child) = main.child(edges[depth]) {
-                    path.push(child);
+                    path.push(child.get(&pin));
                     continue;
                 }
+                // On a failed CAS the unpublished chain is dropped, freeing it.
                 let suffix = Self::chain(&edges[depth + 1..], subscriber);
-                let next = main.with_child(edges[depth], Arc::new(INode::new(suffix)));
+                let next = main.with_child(edges[depth], suffix.child());
                 if inode.cas(main, next, &pin) {
+                    suffix.publish();
                     return;
                 }
             }
@@ -190,7 +197,7 @@ impl Matcher for CsTrieMatcher {
             }
             if depth < edges.len() {
                 match main.child(edges[depth]) {
-                    Some(child) => path.push(child),
+                    Some(child) => path.push(child.get(&pin)),
                     None => return false,
                 }
                 continue;

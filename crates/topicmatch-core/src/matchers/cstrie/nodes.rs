@@ -2,11 +2,10 @@
 //! levels.
 
 use super::kids::{Key, Kids};
-use super::raw::INode;
+use super::raw::Child;
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
-use crate::sync::Arc;
 
 /// The edge from a node to one of its children.
 #[derive(Debug, Clone, Copy)]
@@ -40,25 +39,29 @@ pub(super) struct Main {
     /// Children by literal word.
     pub words: Kids,
     /// The one-word wildcard child.
-    pub one: Option<Arc<INode>>,
+    pub one: Option<Child>,
     /// The multi-word wildcard child.
-    pub multi: Option<Arc<INode>>,
+    pub multi: Option<Child>,
     /// Subscribers whose pattern ends here.
     pub subs: Subs,
 }
 
 impl Main {
-    fn copy(&self) -> Main {
+    /// A copy with `words` and `subs` replaced where given: the shared parts it keeps are cloned
+    /// (a reference count each), the replaced ones are not.
+    fn copy(&self, words: Option<Kids>, subs: Option<Subs>) -> Main {
         Main {
             // A tombstone never changes, so its copies are never tombstones.
-            words: if self.is_tomb() {
-                Kids::default()
-            } else {
-                self.words.clone()
-            },
-            one: self.one.clone(),
-            multi: self.multi.clone(),
-            subs: self.subs.clone(),
+            words: words.unwrap_or_else(|| {
+                if self.is_tomb() {
+                    Kids::default()
+                } else {
+                    self.words.clone()
+                }
+            }),
+            one: self.one,
+            multi: self.multi,
+            subs: subs.unwrap_or_else(|| self.subs.clone()),
         }
     }
 
@@ -95,7 +98,7 @@ impl Main {
 
     /// The child along `edge`.
     #[inline]
-    pub(super) fn child(&self, edge: Edge<'_>) -> Option<&Arc<INode>> {
+    pub(super) fn child(&self, edge: Edge<'_>) -> Option<&Child> {
         match edge {
             Edge::Word(word, key) => self.words.get(word, key),
             Edge::One => self.one.as_ref(),
@@ -104,44 +107,43 @@ impl Main {
     }
 
     /// A copy with `child` along `edge`.
-    pub(super) fn with_child(&self, edge: Edge<'_>, child: Arc<INode>) -> Main {
-        let mut next = self.copy();
+    pub(super) fn with_child(&self, edge: Edge<'_>, child: Child) -> Main {
         match edge {
-            Edge::Word(word, key) => next.words = self.words.with(word, key, child),
-            Edge::One => next.one = Some(child),
-            Edge::Multi => next.multi = Some(child),
+            Edge::Word(word, key) => self.copy(Some(self.words.with(word, key, child)), None),
+            Edge::One => Main {
+                one: Some(child),
+                ..self.copy(None, None)
+            },
+            Edge::Multi => Main {
+                multi: Some(child),
+                ..self.copy(None, None)
+            },
         }
-        next
     }
 
     /// A copy without the child along `edge`.
     pub(super) fn without_child(&self, edge: Edge<'_>) -> Main {
-        let mut next = self.copy();
         match edge {
-            Edge::Word(word, key) => {
-                if let Some(words) = self.words.without(word, key) {
-                    next.words = words;
-                }
-            }
-            Edge::One => next.one = None,
-            Edge::Multi => next.multi = None,
+            Edge::Word(word, key) => self.copy(self.words.without(word, key), None),
+            Edge::One => Main {
+                one: None,
+                ..self.copy(None, None)
+            },
+            Edge::Multi => Main {
+                multi: None,
+                ..self.copy(None, None)
+            },
         }
-        next
     }
 
     /// A copy with `sub` added.
     pub(super) fn with_sub(&self, sub: SubscriberId) -> Main {
-        let mut next = self.copy();
-        next.subs = self.subs.with(sub);
-        next
+        self.copy(None, Some(self.subs.with(sub)))
     }
 
     /// A copy without `sub`, or `None` if it is not here.
     pub(super) fn without_sub(&self, sub: SubscriberId) -> Option<Main> {
-        let subs = self.subs.without(sub)?;
-        let mut next = self.copy();
-        next.subs = subs;
-        Some(next)
+        Some(self.copy(None, Some(self.subs.without(sub)?)))
     }
 
     /// Appends the subscribers to `out`.
@@ -150,33 +152,9 @@ impl Main {
         self.subs.collect(out);
     }
 
-    /// Moves the children only this node refers to into `out`; releases the shared ones.
-    fn take_children(&mut self, out: &mut Vec<Arc<INode>>) {
-        let mut children = Vec::new();
-        self.words.drain_unique(&mut children);
-        children.extend(self.one.take());
-        children.extend(self.multi.take());
-        // A count of 1 cannot rise: nobody else holds a reference to clone. (The drained
-        // references are all this node's: `drain_unique` has released the rest.)
-        out.extend(
-            children
-                .into_iter()
-                .filter(|child| Arc::strong_count(child) == 1),
-        );
-    }
-}
-
-impl Drop for Main {
-    /// Dismantles the subtree this node alone owns with a loop, not recursion: a pattern may be
-    /// thousands of levels deep, deeper than a thread's stack allows recursive drops.
-    fn drop(&mut self) {
-        let mut pending = Vec::new();
-        self.take_children(&mut pending);
-        while let Some(child) = pending.pop() {
-            // Shared children are only released; another main node still refers to them.
-            if let Ok(inode) = Arc::try_unwrap(child) {
-                inode.into_main().take_children(&mut pending);
-            }
-        }
+    /// Calls `f` on every child link.
+    pub(super) fn for_each_child(&self, mut f: impl FnMut(Child)) {
+        self.words.for_each(&mut f);
+        self.one.into_iter().chain(self.multi).for_each(f);
     }
 }

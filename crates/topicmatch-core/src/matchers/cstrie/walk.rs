@@ -52,6 +52,93 @@ impl Drop for Memo {
     }
 }
 
+/// What [`Frontier::begin`] found for a level.
+enum Level {
+    /// States to walk.
+    Walk,
+    /// None at this level, but `#` states wait at later ones.
+    Empty,
+    /// Nothing left.
+    Done,
+}
+
+/// The lookup's states, level by level: `states[lo..hi]` are the I-nodes reached at the current
+/// position; those for the next one are appended after them (their cache lines requested), so a
+/// level's branches are independent straight-line work, not a stack of pending branches.
+struct Frontier<'g> {
+    states: SmallVec<[&'g INode; 32]>,
+    /// AMQP `#` states for positions past the next one.
+    later: SmallVec<[(&'g INode, u32); 8]>,
+    lo: usize,
+    hi: usize,
+}
+
+impl<'g> Frontier<'g> {
+    fn new(root: &'g INode) -> Self {
+        let mut states = SmallVec::new();
+        states.push(root);
+        Frontier {
+            states,
+            later: SmallVec::new(),
+            lo: 0,
+            hi: 1,
+        }
+    }
+
+    /// Starts the level of position `pos`, adding the `#` states that wait for it.
+    fn begin(&mut self, pos: u32) -> Level {
+        if !self.later.is_empty() {
+            let mut due: SmallVec<[&INode; 8]> = SmallVec::new();
+            self.later.retain(|&mut (inode, p)| {
+                if p == pos {
+                    due.push(inode);
+                }
+                p != pos
+            });
+            self.states.extend(due);
+            self.hi = self.states.len();
+        }
+        match (self.lo == self.hi, self.later.is_empty()) {
+            (false, _) => Level::Walk,
+            (true, false) => Level::Empty,
+            (true, true) => Level::Done,
+        }
+    }
+
+    /// Adds `inode` to the next level.
+    #[inline]
+    fn push_next(&mut self, inode: &'g INode) {
+        inode.prefetch();
+        self.states.push(inode);
+    }
+
+    /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
+    /// (multi, pos..=n), each visited once.
+    fn swallow(&mut self, multi: &'g INode, pos: u32, n: u32, memo: &mut Memo) {
+        let id = ptr::from_ref::<INode>(multi) as usize;
+        for p in pos..=n {
+            if !memo.first_visit((id, p)) {
+                // Reached before: so were all later positions from there.
+                break;
+            }
+            if p == pos {
+                // Walked in this level: inserted at its end.
+                self.states.insert(self.hi, multi);
+                self.hi += 1;
+            } else if p == pos + 1 {
+                self.states.push(multi);
+            } else {
+                self.later.push((multi, p));
+            }
+        }
+    }
+
+    /// Ends the current level: the next one starts.
+    fn end(&mut self) {
+        (self.lo, self.hi) = (self.hi, self.states.len());
+    }
+}
+
 /// The words of a topic with their [`Key`]s, inline for usual depths.
 type Keys<'t> = SmallVec<[(&'t str, Key); INLINE_WORDS]>;
 
@@ -103,16 +190,22 @@ fn lookup_pinned(
     let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
     let start = out.len();
     let root: &INode = &trie.root;
-    let mut stack: SmallVec<[(&INode, u32); 32]> = SmallVec::new();
-    stack.push((root, 0));
+    let mut walk = Frontier::new(root);
     let mut memo = Memo::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
 
-    while let Some((mut inode, mut pos)) = stack.pop() {
-        // Follows the literal child in place; the other branches wait on the stack.
-        loop {
+    for pos in 0..=n {
+        match walk.begin(pos) {
+            Level::Done => break,
+            Level::Empty => continue,
+            Level::Walk => {}
+        }
+        let mut k = walk.lo;
+        while k < walk.hi {
+            let inode = walk.states[k];
             let node = inode.load(pin);
+            k += 1;
             if pos == n && !node.subs.is_empty() {
                 if first_only {
                     return Ok(true);
@@ -122,21 +215,14 @@ fn lookup_pinned(
             }
             let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
             if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
+                let multi = multi.get(pin);
                 let multi_node = multi.load(pin);
                 let take = match dialect {
                     Dialect::Nats => pos < n,
                     Dialect::Mqtt => true,
                     Dialect::Amqp if multi_node.is_childless() => true,
                     Dialect::Amqp => {
-                        // `#` swallows k >= 0 words: states (multi, pos..=n), each visited once.
-                        let id = ptr::from_ref::<INode>(multi) as usize;
-                        for p in pos..=n {
-                            if !memo.first_visit((id, p)) {
-                                // Reached before: so were all later positions from there.
-                                break;
-                            }
-                            stack.push((multi, p));
-                        }
+                        walk.swallow(multi, pos, n, &mut memo);
                         false
                     }
                 };
@@ -149,19 +235,17 @@ fn lookup_pinned(
                 }
             }
             if pos == n {
-                break;
+                continue;
             }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
-                one.prefetch();
-                stack.push((one, pos + 1));
+                walk.push_next(one.get(pin));
             }
             let (word, key) = words[pos as usize];
-            let Some(child) = node.words.get(word, key) else {
-                break;
-            };
-            inode = child;
-            pos += 1;
+            if let Some(child) = node.words.get(word, key) {
+                walk.push_next(child.get(pin));
+            }
         }
+        walk.end();
     }
     drop(memo);
     if first_only {
