@@ -14,7 +14,8 @@ use pyo3::types::PyList;
 use rustc_hash::FxHashMap;
 use topicmatch_core::{Engine, Subscriber, SubscriberId, SubscriptionId};
 
-use crate::convert;
+use crate::rows::Resolved;
+use crate::{convert, errors, gil};
 
 /// The subscribers' Python objects, keyed by subscriber id.
 #[derive(Default)]
@@ -86,51 +87,66 @@ impl Objects {
         }
         if let Some(sub) = subscriber {
             if engine.with_registry(|registry| registry.get(sub).is_none()) {
-                // The lock guard is a temporary: the object is released after the lock.
-                let dropped = self.map_mut().remove(&sub);
-                drop(dropped);
+                // The lock guard is a temporary: the object is released after the lock, and
+                // only once no batch that may have read it from the cache is still pinned
+                // (see `rows`). Run later, maybe on a thread without the GIL, where PyO3
+                // queues the decrement for the next thread that takes it.
+                if let Some(object) = self.map_mut().remove(&sub) {
+                    crossbeam_epoch::pin().defer(move || drop(object));
+                }
             }
         }
         true
     }
 
-    /// One list of subscribers per batch entry: entry `i` holds `ids[ends[i-1]..ends[i]]`.
-    /// A subscriber that left meanwhile is skipped.
-    pub fn lists<'py>(
+    /// Runs `lookup` (which appends a batch's subscriber ids and row ends) and resolves the ids
+    /// to their objects, both with the GIL released, then builds one list per row. A
+    /// subscriber that left meanwhile is skipped.
+    pub fn batch<'py, F>(
         &self,
         py: Python<'py>,
         engine: &Engine,
-        ids: &[SubscriberId],
-        ends: &[usize],
-    ) -> PyResult<Bound<'py, PyList>> {
-        let mut lens = Vec::with_capacity(ends.len());
-        let objects = self.resolve(py, engine, ids, ends, &mut lens)?;
-        let mut objects = objects.into_iter();
-        let rows = lens
-            .into_iter()
-            .map(|len| {
-                let row = PyList::new(py, objects.by_ref().take(len))?;
-                // Kept out of the cyclic GC while the batch is built, so the collections our own
-                // allocations trigger do not traverse the rows made so far (at batch 1,000 that
-                // was a tenth of the call). SAFETY: `row` is a list just made and referenced
-                // only here; any GC object may be untracked, and a list freed untracked is
-                // fine (its dealloc untracks only if tracked). It holds only `int`s and `str`s,
-                // so it is in no reference cycle while untracked.
-                unsafe { pyo3::ffi::PyObject_GC_UnTrack(row.as_ptr().cast()) };
-                Ok(row)
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let out = PyList::new(py, &rows)?;
-        for row in &rows {
-            // SAFETY: each row was untracked above and nothing since could track it (only
-            // `rows` and `out` reference it, and no Python code has seen `out`); tracking it
-            // again restores the normal state before Python code can reach it.
-            unsafe { pyo3::ffi::PyObject_GC_Track(row.as_ptr().cast()) };
-        }
-        Ok(out)
+        rows: usize,
+        lookup: F,
+    ) -> PyResult<Bound<'py, PyList>>
+    where
+        F: FnOnce(&mut Vec<SubscriberId>, &mut Vec<usize>) -> topicmatch_core::Result<()> + Send,
+    {
+        // Pinned before the objects are read from the cache and kept until the rows hold
+        // their own references: see `rows` for why that keeps every object alive.
+        let pinned = crossbeam_epoch::pin();
+        let resolved = gil::detach(py, || {
+            let mut ids = Vec::new();
+            let mut ends = Vec::with_capacity(rows);
+            lookup(&mut ids, &mut ends)?;
+            Ok(self.resolve_detached(engine, &ids, &ends))
+        })?
+        .map_err(errors::to_py)?;
+        gil::guarded(|| resolved.lists(py, &pinned))
     }
 
-    /// The subscribers with these ids as one list (see [`Objects::lists`]).
+    /// The objects of a batch's ids, read from the cache under its read lock, without the
+    /// GIL (see [`Objects::batch`]); a subscriber not yet cached is read from the registry.
+    fn resolve_detached(&self, engine: &Engine, ids: &[SubscriberId], ends: &[usize]) -> Resolved {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Resolved::with_capacity(ids.len(), ends.len());
+        let mut start = 0;
+        for &end in ends {
+            for id in &ids[start..end] {
+                if let Some(object) = map.get(id) {
+                    out.objects.push(object.as_ptr());
+                } else if let Some(value) = engine.with_registry(|r| r.get(*id).cloned()) {
+                    out.objects.push(std::ptr::null_mut());
+                    out.late.push(value);
+                }
+            }
+            out.ends.push(out.objects.len());
+            start = end;
+        }
+        out
+    }
+
+    /// The subscribers with these ids as one list (see [`Objects::resolve`]).
     pub fn list<'py>(
         &self,
         py: Python<'py>,
