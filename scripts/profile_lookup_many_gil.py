@@ -8,7 +8,8 @@ GIL release/re-acquire itself, the rest of the call, and the caller (the Python 
 freeing the previous result). Shares times the loop's CPU ns/topic give ns/topic, which
 depend little on other processes (CPU time, not wall time). Needs `perf`.
 
-    .venv/bin/python scripts/profile_lookup_many_gil.py [--batch N] [--seconds S] [algorithm ...]
+    .venv/bin/python scripts/profile_lookup_many_gil.py [--batch N] [--seconds S] [--detail NS]
+        [algorithm ...]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from topicmatch.workloads import ftm_messages
 
 #: (bucket, frame substring); the first bucket whose substring is on the stack wins.
 HELD_INSIDE = (
-    ("topics", "topics::Held"),
+    ("topics", "topics::Topics"),
     ("rows", "rows::Resolved::lists"),
     ("gil switch", "Python::detach"),
 )
@@ -45,8 +46,8 @@ def classify(stack: list[str]) -> str:
     return "caller"
 
 
-def samples(data: Path) -> collections.Counter[str]:
-    """Bucket counts of the main thread's samples."""
+def samples(data: Path, leaves: collections.Counter[tuple[str, str]]) -> collections.Counter[str]:
+    """Bucket counts of the main thread's samples; `leaves` counts (bucket, leaf function)."""
     out = subprocess.run(["perf", "script", "-i", str(data), "-F", "tid,ip,sym"],
                          capture_output=True, text=True, check=True).stdout
     counts: collections.Counter[str] = collections.Counter()
@@ -54,11 +55,14 @@ def samples(data: Path) -> collections.Counter[str]:
     for block in out.split("\n\n"):
         lines = block.strip().splitlines()
         if lines and lines[0].strip() == main:
-            counts[classify(lines[1:])] += 1
+            bucket = classify(lines[1:])
+            counts[bucket] += 1
+            if len(lines) > 1:
+                leaves[bucket, lines[1].split(maxsplit=1)[-1]] += 1
     return counts
 
 
-def profile(algorithm: str, batch: int, seconds: float, data: Path) -> None:
+def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int) -> None:
     m = loaded(algorithm)
     topics = ftm_messages()
     batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
@@ -76,7 +80,8 @@ def profile(algorithm: str, batch: int, seconds: float, data: Path) -> None:
             lookup_many(b)
         n += 50 * batch
     cpu = time.process_time() - cpu
-    counts = samples(data)
+    leaves: collections.Counter[tuple[str, str]] = collections.Counter()
+    counts = samples(data, leaves)
     total = sum(counts.values())
     per_topic = 1e9 * cpu / n
     held = total - counts["free"]
@@ -85,6 +90,9 @@ def profile(algorithm: str, batch: int, seconds: float, data: Path) -> None:
           f"free {counts['free'] / total * per_topic:.0f}")
     for bucket in ("topics", "rows", "gil switch", "call (other)", "caller"):
         print(f"    {bucket:13} {counts[bucket] / total * per_topic:5.0f} ns/topic")
+        for (b, leaf), c in leaves.most_common():
+            if b == bucket and c / total * per_topic >= detail > 0:
+                print(f"        {c / total * per_topic:5.1f}  {leaf[:100]}")
 
 
 def main() -> None:
@@ -92,10 +100,12 @@ def main() -> None:
     parser.add_argument("algorithms", nargs="*", default=["cstrie", "trie"])
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--detail", type=float, default=0,
+                        help="also list leaf functions costing at least this many ns/topic")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for algorithm in args.algorithms:
-            profile(algorithm, args.batch, args.seconds, Path(tmp) / "perf.data")
+            profile(algorithm, args.batch, args.seconds, Path(tmp) / "perf.data", args.detail)
     sys.stdout.flush()
 
 

@@ -197,9 +197,7 @@ impl PyMatcher {
         topics: &Bound<'py, PyAny>,
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let dialect = self.engine.dialect();
-        let held = topics::Held::new(topics, dialect)?;
-        let topics = held.strs(dialect)?;
+        let topics = topics::Topics::new(topics, self.engine.dialect())?;
         let fields = match fields {
             Some(f) => Some(parallel_fields(f, topics.len())?),
             None => None,
@@ -207,9 +205,9 @@ impl PyMatcher {
         let engine = &self.engine;
         self.objects
             .batch(py, engine, topics.len(), |ids, ends| match &fields {
-                None => engine.lookup_batch_into(&topics, ids, ends),
+                None => engine.lookup_batch_into(&topics.strs(), ids, ends),
                 Some(fields) => {
-                    for (topic, message) in topics.iter().zip(fields) {
+                    for (topic, message) in topics.strs().iter().zip(fields) {
                         engine.lookup_fields_into(topic, message, ids)?;
                         ends.push(ids.len());
                     }

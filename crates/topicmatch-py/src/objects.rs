@@ -92,7 +92,11 @@ impl Objects {
                 // (see `rows`). Run later, maybe on a thread without the GIL, where PyO3
                 // queues the decrement for the next thread that takes it.
                 if let Some(object) = self.map_mut().remove(&sub) {
-                    crossbeam_epoch::pin().defer(move || drop(object));
+                    let guard = crossbeam_epoch::pin();
+                    guard.defer(move || drop(object));
+                    // Hands it to the global queue now, or it would wait in this thread's
+                    // bag for more garbage.
+                    guard.flush();
                 }
             }
         }

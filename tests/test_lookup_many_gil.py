@@ -1,0 +1,84 @@
+"""What `lookup_many` does around its GIL release: it copies the topics before releasing it
+(so another thread mutating the input cannot harm it), pauses the cyclic GC only while it
+builds the rows, and releases a departed subscriber's cached object once no batch can still
+be reading it."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+
+import pytest
+
+import topicmatch as tm
+
+
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_a_list_mutated_by_another_thread_is_read_as_one_snapshot(algorithm: str) -> None:
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    m.subscribe("a.*", 1)
+    m.subscribe("b.#", 2)
+    states = [[f"a.{i}" for i in range(300)], [f"b.{i}.x" for i in range(500)], []]
+    want = {0: [[1]] * 300, 1: [[2]] * 500, 2: []}
+    topics = list(states[0])
+    stop = threading.Event()
+
+    def mutate() -> None:
+        k = 0
+        while not stop.is_set():
+            k += 1
+            # Each is one C call, atomic under the GIL; `extend` from a generator would not be.
+            topics[:] = states[k % 3]
+            if k % 7 == 0:
+                topics.clear()
+
+    mutator = threading.Thread(target=mutate)
+    mutator.start()
+    try:
+        for _ in range(2_000):
+            rows = m.lookup_many(topics)
+            assert rows in want.values(), f"a batch of {len(rows)} rows mixes states"
+    finally:
+        stop.set()
+        mutator.join()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_state_is_kept(enabled: bool) -> None:
+    m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
+    m.subscribe("a/+", "x")
+    was = gc.isenabled()
+    try:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+        assert m.lookup_many(["a/b"] * 2_000) == [["x"]] * 2_000
+        assert gc.isenabled() is enabled
+        with pytest.raises(tm.InvalidTopic):
+            m.lookup_many(["a/b", "a/+"])
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_a_departed_subscribers_object_is_released(algorithm: str) -> None:
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    sid = m.subscribe("a.b", "departing-" + "x" * 64)
+    m.subscribe("c.*", 5)
+    obj = m.lookup_many(["a.b"])[0][0]
+    held = sys.getrefcount(obj)
+    assert m.unsubscribe(sid)
+    # The cache's reference goes once no pinned batch can be reading it: within a bounded
+    # number of later batches (each pins and unpins the epoch).
+    for _ in range(100_000):
+        m.lookup_many(["c.d"])
+        if sys.getrefcount(obj) < held:
+            break
+    assert sys.getrefcount(obj) == held - 1
+    assert m.lookup_many(["a.b", "c.d"]) == [[], [5]]
