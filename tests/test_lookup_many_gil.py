@@ -82,3 +82,32 @@ def test_a_departed_subscribers_object_is_released(algorithm: str) -> None:
             break
     assert sys.getrefcount(obj) == held - 1
     assert m.lookup_many(["a.b", "c.d"]) == [[], [5]]
+
+
+@pytest.mark.parametrize("size", [511, 512, 513, 2_049])
+@pytest.mark.parametrize("with_fields", [False, True])
+def test_a_batch_goes_in_chunks_and_keeps_its_order(size: int, with_fields: bool) -> None:
+    m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
+    for i in range(16):
+        m.subscribe(f"t/{i}/+", i)
+    m.subscribe("t/#", "all")
+    m.subscribe("t/3/#", "odd", where={"n": tm.gt(5)})
+    topics = [f"t/{i % 16}/{i}" for i in range(size)]
+    fields = [{"n": i % 10} for i in range(size)] if with_fields else None
+    rows = m.lookup_many(topics, fields=fields)
+    assert len(rows) == size
+    for i, (topic, row) in enumerate(zip(topics, rows, strict=True)):
+        want = m.lookup(topic, fields[i] if fields else None)
+        assert sorted(map(str, row)) == sorted(map(str, want))
+
+
+def test_an_invalid_topic_in_a_later_chunk_raises_and_keeps_the_collector() -> None:
+    m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
+    m.subscribe("a/+", "x")
+    topics = ["a/b"] * 1_500
+    topics[1_200] = "a/#"
+    with pytest.raises(tm.InvalidTopic):
+        m.lookup_many(topics)
+    assert gc.isenabled()
+    topics[1_200] = "a/c"
+    assert m.lookup_many(topics) == [["x"]] * 1_500

@@ -204,10 +204,10 @@ impl PyMatcher {
         };
         let engine = &self.engine;
         self.objects
-            .batch(py, engine, topics.len(), |ids, ends| match &fields {
-                None => engine.lookup_batch_into(&topics.strs(), ids, ends),
+            .batch(py, engine, topics.len(), |range, ids, ends| match &fields {
+                None => engine.lookup_batch_into(&topics.strs(range), ids, ends),
                 Some(fields) => {
-                    for (topic, message) in topics.strs().iter().zip(fields) {
+                    for (topic, message) in topics.strs(range.clone()).iter().zip(&fields[range]) {
                         engine.lookup_fields_into(topic, message, ids)?;
                         ends.push(ids.len());
                     }

@@ -7,6 +7,7 @@
 //! dropped only under [`Objects::write`], which callers hold across the engine operation, so
 //! the cache holds exactly the subscribers the registry holds whenever no write is in flight.
 
+use std::ops::Range;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 
 use pyo3::prelude::*;
@@ -14,8 +15,11 @@ use pyo3::types::PyList;
 use rustc_hash::FxHashMap;
 use topicmatch_core::{Engine, Subscriber, SubscriberId, SubscriptionId};
 
-use crate::rows::Resolved;
+use crate::rows::{self, Resolved};
 use crate::{convert, errors, gil};
+
+/// Topics per GIL release in [`Objects::batch`].
+const CHUNK: usize = 512;
 
 /// The subscribers' Python objects, keyed by subscriber id.
 #[derive(Default)]
@@ -103,37 +107,56 @@ impl Objects {
         true
     }
 
-    /// Runs `lookup` (which appends a batch's subscriber ids and row ends) and resolves the ids
-    /// to their objects, both with the GIL released, then builds one list per row. A
-    /// subscriber that left meanwhile is skipped.
+    /// One list of subscribers per topic of a batch of `topics`: `lookup(range, ids, ends)`
+    /// appends the subscriber ids of the topics in `range` and one row end per topic. The
+    /// batch goes in chunks of [`CHUNK`] topics: each is looked up and resolved to objects
+    /// with the GIL released, then its rows are built with it held (so two threads calling
+    /// this overlap in small steps, and a chunk's ids are still in cache when its rows are
+    /// made). A subscriber that left meanwhile is skipped.
     pub fn batch<'py, F>(
         &self,
         py: Python<'py>,
         engine: &Engine,
-        rows: usize,
+        topics: usize,
         lookup: F,
     ) -> PyResult<Bound<'py, PyList>>
     where
-        F: FnOnce(&mut Vec<SubscriberId>, &mut Vec<usize>) -> topicmatch_core::Result<()> + Send,
+        F: Fn(Range<usize>, &mut Vec<SubscriberId>, &mut Vec<usize>) -> topicmatch_core::Result<()>
+            + Sync,
     {
-        // Pinned before the objects are read from the cache and kept until the rows hold
-        // their own references: see `rows` for why that keeps every object alive.
+        // Pinned before any object is read from the cache and kept until the rows hold their
+        // own references: see `rows` for why that keeps every object alive.
         let pinned = crossbeam_epoch::pin();
-        let resolved = gil::detach(py, || {
-            let mut ids = Vec::new();
-            let mut ends = Vec::with_capacity(rows);
-            lookup(&mut ids, &mut ends)?;
-            Ok(self.resolve_detached(engine, &ids, &ends))
-        })?
-        .map_err(errors::to_py)?;
-        gil::guarded(|| resolved.lists(py, &pinned))
+        let out = rows::Batch::new(py, topics)?;
+        let (mut ids, mut ends) = (Vec::new(), Vec::new());
+        let mut resolved = Resolved::default();
+        for start in (0..topics).step_by(CHUNK) {
+            let range = start..topics.min(start + CHUNK);
+            resolved = gil::detach(py, || {
+                ids.clear();
+                ends.clear();
+                lookup(range.clone(), &mut ids, &mut ends)?;
+                self.resolve_detached(engine, &ids, &ends, &mut resolved);
+                Ok(resolved)
+            })?
+            .map_err(errors::to_py)?;
+            gil::guarded(|| out.fill(py, range, &resolved, &pinned))?;
+        }
+        Ok(out.finish())
     }
 
-    /// The objects of a batch's ids, read from the cache under its read lock, without the
-    /// GIL (see [`Objects::batch`]); a subscriber not yet cached is read from the registry.
-    fn resolve_detached(&self, engine: &Engine, ids: &[SubscriberId], ends: &[usize]) -> Resolved {
+    /// Resolves a chunk's ids into `out` (emptied first): their objects, read from the cache
+    /// under its read lock, without the GIL (see [`Objects::batch`]); a subscriber not yet
+    /// cached is read from the registry.
+    fn resolve_detached(
+        &self,
+        engine: &Engine,
+        ids: &[SubscriberId],
+        ends: &[usize],
+        out: &mut Resolved,
+    ) {
+        out.clear();
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
-        let mut out = Resolved::with_capacity(ids.len(), ends.len());
         let mut start = 0;
         for &end in ends {
             for id in &ids[start..end] {
@@ -147,7 +170,6 @@ impl Objects {
             out.ends.push(out.objects.len());
             start = end;
         }
-        out
     }
 
     /// The subscribers with these ids as one list (see [`Objects::resolve`]).

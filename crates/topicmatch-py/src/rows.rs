@@ -2,18 +2,20 @@
 //! for as short a time as possible.
 //!
 //! The lookups AND the translation of subscriber ids to their cached objects run with the
-//! GIL released ([`Objects::resolve_detached`] reads the cache under its own lock and keeps
-//! raw object pointers). What is left under the GIL is the irreducible part: one
+//! GIL released (`Objects::batch` reads the cache under its own lock and keeps raw object
+//! pointers), a chunk of topics at a time. What is left under the GIL is the irreducible part: one
 //! `PyList_New` per row, one reference count increment and one store per subscriber, with
 //! the cyclic GC paused so no collection runs while the rows are made.
 //!
 //! Why the pointers stay valid: the thread pins a `crossbeam-epoch` guard before it resolves
 //! and keeps it until every pointer has been increfed. The cache never releases an object
 //! directly when a subscriber leaves: it removes the object under its write lock and defers
-//! the release to the epoch collector ([`Objects::unsubscribe`]), which runs it only after
+//! the release to the epoch collector (`Objects::unsubscribe`), which runs it only after
 //! every thread pinned at that moment has unpinned. So an object read from the cache while
 //! pinned is alive until that guard goes, and the strong references the rows take keep it
 //! alive after.
+
+use std::ops::Range;
 
 use crossbeam_epoch::Guard;
 use pyo3::ffi;
@@ -23,7 +25,8 @@ use topicmatch_core::Subscriber;
 
 use crate::convert;
 
-/// A batch's subscribers as borrowed object pointers, resolved without the GIL.
+/// A chunk's subscribers as borrowed object pointers, resolved without the GIL.
+#[derive(Default)]
 pub struct Resolved {
     /// Each kept subscriber's cached object, row after row; null: a subscriber not yet in the
     /// cache (its subscribe is in flight), whose value is the next one of `late`.
@@ -35,42 +38,70 @@ pub struct Resolved {
 }
 
 // SAFETY: the pointers are only read (never dereferenced) off the thread that resolved them,
-// and the objects are only touched by `Resolved::lists`, with the GIL held. Moving the
-// vector between threads is no different from moving the integers it holds.
+// and the objects are only touched by `Batch::fill`, with the GIL held. Moving the vector
+// between threads is no different from moving the integers it holds.
 unsafe impl Send for Resolved {}
 
 impl Resolved {
-    /// An empty batch with room for `ids` subscribers and `rows` rows.
-    pub fn with_capacity(ids: usize, rows: usize) -> Self {
-        Resolved {
-            objects: Vec::with_capacity(ids),
-            late: Vec::new(),
-            ends: Vec::with_capacity(rows),
-        }
+    /// Empties it, keeping the room.
+    pub fn clear(&mut self) {
+        self.objects.clear();
+        self.late.clear();
+        self.ends.clear();
+    }
+}
+
+/// The result list of a batch, filled chunk by chunk. Kept out of the cyclic GC until
+/// [`Batch::finish`]: until then some of its slots are still empty (`NULL`), and a list the
+/// collector tracks can be reached from Python code (`gc.get_objects()`) while the GIL is
+/// released between chunks.
+pub struct Batch<'py>(Bound<'py, PyList>);
+
+impl<'py> Batch<'py> {
+    /// An empty result of `rows` slots.
+    pub fn new(py: Python<'py>, rows: usize) -> PyResult<Self> {
+        // SAFETY: the GIL is held; a null result (out of memory) becomes the pending error.
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len(rows)))? };
+        // SAFETY: the GIL is held and the list is new and tracked (`PyList_New` tracks it);
+        // a list is freed the same whether tracked or not (its dealloc untracks only if
+        // tracked).
+        unsafe { ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
+        // SAFETY: `PyList_New` returns a list.
+        Ok(Batch(unsafe { list.cast_into_unchecked::<PyList>() }))
     }
 
-    /// The rows as a list of lists. `_pinned` must be the guard that was pinned (on this
-    /// thread) before the objects were resolved, and still is: it keeps them alive.
-    pub fn lists<'py>(&self, py: Python<'py>, _pinned: &Guard) -> PyResult<Bound<'py, PyList>> {
+    /// Builds the rows of the topics in `range` from `chunk`. `_pinned` must be the guard that
+    /// was pinned (on this thread) before the chunk's objects were resolved, and still is:
+    /// it keeps them alive.
+    pub fn fill(
+        &self,
+        py: Python<'py>,
+        range: Range<usize>,
+        chunk: &Resolved,
+        _pinned: &Guard,
+    ) -> PyResult<()> {
+        if range.len() != chunk.ends.len() || range.end > self.0.len() {
+            return Err(crate::errors::internal(format!(
+                "internal error: {} rows for topics {range:?} of {}",
+                chunk.ends.len(),
+                self.0.len()
+            )));
+        }
         let _paused = GcPause::new(py);
-        // SAFETY: the GIL is held; a null result (out of memory) becomes the pending error.
-        let out =
-            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len(self.ends.len())))? };
-        // SAFETY: `PyList_New` returns a list.
-        let out = unsafe { out.cast_into_unchecked::<PyList>() };
-        let mut late = self.late.iter();
+        let mut late = chunk.late.iter();
         let mut start = 0;
-        for (i, &end) in self.ends.iter().enumerate() {
-            let row = &self.objects[start..end];
+        for (i, &end) in range.zip(&chunk.ends) {
+            let row = &chunk.objects[start..end];
             // SAFETY: the GIL is held.
             let list = unsafe { ffi::PyList_New(len(row.len())) };
             if list.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            // SAFETY: `out` is a new list of `ends.len()` slots and slot `i` is still empty;
-            // the store steals the new reference to `list`. From here `out` owns the row, so
-            // an early return frees it (a list frees its empty slots as `NULL`s).
-            unsafe { ffi::PyList_SET_ITEM(out.as_ptr(), len(i), list) };
+            // SAFETY: slot `i` is in range (checked above) and still empty (each topic's slot
+            // is filled once); the store steals the new reference to `list`. From here the
+            // result owns the row, so an early return frees it (a list frees its empty slots
+            // as `NULL`s).
+            unsafe { ffi::PyList_SET_ITEM(self.0.as_ptr(), len(i), list) };
             for (j, &object) in row.iter().enumerate() {
                 let object = if object.is_null() {
                     let value = late.next().expect("one late value per null pointer");
@@ -88,7 +119,16 @@ impl Resolved {
             }
             start = end;
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// The filled result, back in the cyclic GC.
+    pub fn finish(self) -> Bound<'py, PyList> {
+        // SAFETY: the GIL is held; the list was untracked by `new` and nothing since could
+        // track it (only this struct references it, and no Python code has seen it). Every
+        // slot is filled: `Objects::batch` calls `fill` for every chunk of the batch.
+        unsafe { ffi::PyObject_GC_Track(self.0.as_ptr().cast()) };
+        self.0
     }
 }
 

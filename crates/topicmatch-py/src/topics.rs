@@ -5,6 +5,8 @@
 //! list a snapshot so that another thread emptying it cannot free a string under us), and
 //! nothing Python owns is touched once the GIL is released.
 
+use std::ops::Range;
+
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -77,10 +79,13 @@ impl Topics {
         self.ends.len()
     }
 
-    /// Every topic, in order.
-    pub fn strs(&self) -> Vec<&str> {
-        let mut start = 0;
-        self.ends
+    /// The topics in `range`, in order.
+    pub fn strs(&self, range: Range<usize>) -> Vec<&str> {
+        let mut start = match range.start {
+            0 => 0,
+            i => self.ends[i - 1],
+        };
+        self.ends[range]
             .iter()
             .map(|&end| {
                 let topic = &self.text[start..end];
