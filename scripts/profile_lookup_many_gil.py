@@ -29,7 +29,7 @@ from topicmatch.workloads import ftm_messages
 #: (bucket, frame substring); the first bucket whose substring is on the stack wins.
 HELD_INSIDE = (
     ("topics", "topics::Topics"),
-    ("rows", "rows::Resolved::lists"),
+    ("rows", "rows::Batch"),
     ("gil switch", "Python::detach"),
 )
 
