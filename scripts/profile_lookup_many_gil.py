@@ -75,10 +75,11 @@ def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int)
     time.sleep(0.2)
     n = 0
     cpu = time.process_time()
+    loop = batches[:50]
     while perf.poll() is None:
-        for b in batches[:50]:
+        for b in loop:
             lookup_many(b)
-        n += 50 * batch
+        n += len(loop) * batch
     cpu = time.process_time() - cpu
     leaves: collections.Counter[tuple[str, str]] = collections.Counter()
     counts = samples(data, leaves)
