@@ -91,8 +91,8 @@ def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int)
           f"free {counts['free'] / total * per_topic:.0f}")
     for bucket in ("topics", "rows", "gil switch", "call (other)", "caller"):
         print(f"    {bucket:13} {counts[bucket] / total * per_topic:5.0f} ns/topic")
-        for (b, leaf), c in leaves.most_common():
-            if b == bucket and c / total * per_topic >= detail > 0:
+        for (name, leaf), c in leaves.most_common():
+            if name == bucket and c / total * per_topic >= detail > 0:
                 print(f"        {c / total * per_topic:5.1f}  {leaf[:100]}")
 
 
