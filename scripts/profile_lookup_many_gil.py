@@ -89,7 +89,7 @@ def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int)
     print(f"{algorithm} batch {batch}: {per_topic:.0f} CPU ns/topic, {total} samples; "
           f"GIL held {held / total * per_topic:.0f} ns/topic ({held / total:.0%}), "
           f"free {counts['free'] / total * per_topic:.0f}")
-    for bucket in ("topics", "rows", "gil switch", "call (other)", "caller"):
+    for bucket in ("topics", "rows", "gil switch", "call (other)", "caller", "free"):
         print(f"    {bucket:13} {counts[bucket] / total * per_topic:5.0f} ns/topic")
         for (name, leaf), c in leaves.most_common():
             if name == bucket and c / total * per_topic >= detail > 0:
