@@ -128,7 +128,9 @@ impl Objects {
         // own references: see `rows` for why that keeps every object alive.
         let pinned = crossbeam_epoch::pin();
         let out = rows::Batch::new(py, topics)?;
-        let (mut ids, mut ends) = (Vec::new(), Vec::new());
+        // Sized once for the largest chunk (a few matches per topic is typical), reused.
+        let most = topics.min(CHUNK);
+        let (mut ids, mut ends) = (Vec::with_capacity(most * 4), Vec::with_capacity(most));
         let mut resolved = Resolved::default();
         for start in (0..topics).step_by(CHUNK) {
             let range = start..topics.min(start + CHUNK);
@@ -156,6 +158,8 @@ impl Objects {
         out: &mut Resolved,
     ) {
         out.clear();
+        out.objects.reserve(ids.len());
+        out.ends.reserve(ends.len());
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
         let mut start = 0;
         for &end in ends {
