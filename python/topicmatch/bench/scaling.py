@@ -6,8 +6,8 @@ workload) and is timed from a barrier to the last join. Runs with 1 and with N t
 alternate, and each count keeps its best run: on a shared machine the best run is the one
 least disturbed by other processes, and alternating spreads any drift over both counts.
 The figure is the ratio of the two best throughputs, measured in the same process. Each best
-run also records how many cores the process used (its CPU time over the run's wall time): a 2t
-run near 1.0 got one core's worth, whatever the GIL did.
+run also records how many cores its threads used (their CPU time over the run's wall time): a
+2t run near 1.0 got one core's worth, whatever the GIL did.
 
 Beside every run the same threads do work that never holds the GIL (hashing a buffer with
 ``hashlib``, which releases it), alternating with ours: its ratio is what this machine gave
@@ -38,7 +38,7 @@ class Scaling:
     rates: dict[int, float]
     #: Best hashes/s of the GIL-free work per thread count, in runs beside ours.
     ceiling: dict[int, float]
-    #: Cores the process used in each thread count's best run (CPU time / wall time).
+    #: Cores the threads used in each thread count's best run (their CPU time / wall time).
     cores: dict[int, float] = field(default_factory=dict)
 
     def ratio(self, threads: int) -> float:
@@ -82,17 +82,19 @@ def gil_free_run(threads: int, rounds: int) -> float:
 def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int,
             rounds: int) -> tuple[float, float]:
     """Topics per second of ``threads`` threads each looking up ``rounds`` batches (thread
-    ``k`` from batch ``k * rounds`` on), and the cores the process used meanwhile."""
+    ``k`` from batch ``k * rounds`` on), and the cores they used (their CPU time over the
+    run's wall time)."""
     lookup_many = m.lookup_many
+    cpu = [0.0] * threads
 
     def work(k: int) -> None:
+        began = time.thread_time()
         for r in range(rounds):
             lookup_many(batches[(k * rounds + r) % len(batches)])
+        cpu[k] = time.thread_time() - began
 
-    cpu = time.process_time()
     seconds = timed_threads(threads, work)
-    cpu = time.process_time() - cpu
-    return threads * rounds * len(batches[0]) / seconds, cpu / seconds
+    return threads * rounds * len(batches[0]) / seconds, sum(cpu) / seconds
 
 
 def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[int],
