@@ -84,7 +84,7 @@ def test_a_departed_subscribers_object_is_released(algorithm: str) -> None:
     assert m.lookup_many(["a.b", "c.d"]) == [[], [5]]
 
 
-@pytest.mark.parametrize("size", [511, 512, 513, 2_049])
+@pytest.mark.parametrize("size", [513, 65_536, 65_537])
 @pytest.mark.parametrize("with_fields", [False, True])
 def test_a_batch_goes_in_chunks_and_keeps_its_order(size: int, with_fields: bool) -> None:
     m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
@@ -104,10 +104,10 @@ def test_a_batch_goes_in_chunks_and_keeps_its_order(size: int, with_fields: bool
 def test_an_invalid_topic_in_a_later_chunk_raises_and_keeps_the_collector() -> None:
     m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
     m.subscribe("a/+", "x")
-    topics = ["a/b"] * 1_500
-    topics[1_200] = "a/#"
+    topics = ["a/b"] * 70_000
+    topics[66_000] = "a/#"
     with pytest.raises(tm.InvalidTopic):
         m.lookup_many(topics)
     assert gc.isenabled()
-    topics[1_200] = "a/c"
-    assert m.lookup_many(topics) == [["x"]] * 1_500
+    topics[66_000] = "a/c"
+    assert m.lookup_many(topics) == [["x"]] * 70_000
