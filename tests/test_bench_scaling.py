@@ -22,6 +22,8 @@ def test_scaling_reports_each_algorithm_batch_and_thread_count() -> None:
         assert all(rate > 0 for rate in s.ceiling.values())
         assert s.ratio(2) == pytest.approx(s.rates[2] / s.rates[1])
         assert s.ceiling_ratio(2) == pytest.approx(s.ceiling[2] / s.ceiling[1])
+        assert set(s.cores) == {1, 2}
+        assert all(0 < used < 8 for used in s.cores.values())
         assert [r.metric for r in s.records()] == [
             f"lookup_many[{s.batch}]@1t", f"lookup_many[{s.batch}]@2t",
             f"gil_free_ceiling[{s.batch}]@1t", f"gil_free_ceiling[{s.batch}]@2t"]

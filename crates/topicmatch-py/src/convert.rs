@@ -2,8 +2,7 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyInt, PyString};
 use topicmatch_core::{Dialect, Registry, Subscriber, SubscriberId};
 
 use crate::errors;
@@ -31,51 +30,8 @@ pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'
     let s = obj
         .cast::<PyString>()
         .map_err(|_| PyTypeError::new_err(format!("topic must be str, not {}", type_name(obj))))?;
-    s.to_str().map_err(|_| lone_surrogate_topic(dialect))
-}
-
-/// Every topic of an iterable of `str`, held (not copied) for use without the GIL; the
-/// errors are `topic_str`'s, raised for the first bad item in order.
-pub fn topic_strs(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<PyBackedStr>> {
-    if obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "topics must be an iterable of str, not a single str",
-        ));
-    }
-    // Exact lists and tuples are read directly; anything else (subclasses included, which
-    // may override `__iter__`) through the iterator protocol.
-    let one = |item: Bound<'_, PyAny>| -> PyResult<PyBackedStr> {
-        let s = item.cast_into::<PyString>().map_err(|e| {
-            let obj = e.into_inner();
-            PyTypeError::new_err(format!("topic must be str, not {}", type_name(&obj)))
-        })?;
-        PyBackedStr::try_from(s).map_err(|_| lone_surrogate_topic(dialect))
-    };
-    let mut out = Vec::new();
-    if let Ok(list) = obj.cast_exact::<PyList>() {
-        out.reserve_exact(list.len());
-        for item in list.iter() {
-            out.push(one(item)?);
-        }
-    } else if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
-        out.reserve_exact(tuple.len());
-        for item in tuple.iter() {
-            out.push(one(item)?);
-        }
-    } else {
-        // A hint only: `__len__` may lie, so a huge one reserves no more than a batch.
-        out.reserve(obj.len().unwrap_or(0).min(1 << 16));
-        for item in obj.try_iter()? {
-            out.push(one(item?)?);
-        }
-    }
-    Ok(out)
-}
-
-fn lone_surrogate_topic(dialect: Dialect) -> PyErr {
-    errors::invalid_topic(format!(
-        "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
-    ))
+    s.to_str()
+        .map_err(|_| crate::topics::lone_surrogate_topic(dialect))
 }
 
 /// Extracts a subscriber: an `int` in the 64-bit range or a `str`.
@@ -156,7 +112,7 @@ pub fn subscriber_to_py<'py>(py: Python<'py>, s: &Subscriber) -> PyResult<Bound<
     })
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map_or_else(|_| "?".to_owned(), |n| n.to_string())

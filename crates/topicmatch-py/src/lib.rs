@@ -13,6 +13,8 @@ mod fields;
 mod gil;
 mod matcher;
 mod objects;
+mod rows;
+mod topics;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;

@@ -8,7 +8,7 @@ use topicmatch_core::fields::{Filter, Message};
 use topicmatch_core::{Algorithm, Config, Dialect, Engine, Limits, SubscriberId, Subscription};
 
 use crate::objects::Objects;
-use crate::{convert, criteria, errors, gil};
+use crate::{convert, criteria, errors, gil, topics};
 
 /// Matches topics against wildcard subscriptions in one dialect with one algorithm.
 #[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
@@ -197,29 +197,23 @@ impl PyMatcher {
         topics: &Bound<'py, PyAny>,
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let held = convert::topic_strs(topics, self.engine.dialect())?;
+        let topics = topics::Topics::new(topics, self.engine.dialect())?;
         let fields = match fields {
-            Some(f) => Some(parallel_fields(f, held.len())?),
+            Some(f) => Some(parallel_fields(f, topics.len())?),
             None => None,
         };
-        let topics: Vec<&str> = held.iter().map(|t| &**t).collect();
         let engine = &self.engine;
-        let (ids, ends) = gil::detach(py, || {
-            let mut ids = Vec::new();
-            let mut ends = Vec::with_capacity(topics.len());
-            match &fields {
-                None => engine.lookup_batch_into(&topics, &mut ids, &mut ends)?,
+        self.objects
+            .batch(py, engine, topics.len(), |range, ids, ends| match &fields {
+                None => engine.lookup_batch_into(&topics.strs(range), ids, ends),
                 Some(fields) => {
-                    for (topic, message) in topics.iter().zip(fields) {
-                        engine.lookup_fields_into(topic, message, &mut ids)?;
+                    for (topic, message) in topics.strs(range.clone()).iter().zip(&fields[range]) {
+                        engine.lookup_fields_into(topic, message, ids)?;
                         ends.push(ids.len());
                     }
+                    Ok(())
                 }
-            }
-            Ok((ids, ends))
-        })?
-        .map_err(errors::to_py)?;
-        self.objects.lists(py, &self.engine, &ids, &ends)
+            })
     }
 
     /// Whether at least one subscription matches `topic` (with `fields`, as `lookup`).

@@ -7,6 +7,7 @@
 //! dropped only under [`Objects::write`], which callers hold across the engine operation, so
 //! the cache holds exactly the subscribers the registry holds whenever no write is in flight.
 
+use std::ops::Range;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 
 use pyo3::prelude::*;
@@ -14,7 +15,13 @@ use pyo3::types::PyList;
 use rustc_hash::FxHashMap;
 use topicmatch_core::{Engine, Subscriber, SubscriberId, SubscriptionId};
 
-use crate::convert;
+use crate::rows::{self, Resolved};
+use crate::{convert, errors, gil};
+
+/// Topics per GIL release in [`Objects::batch`]: big, because every release is a hand-over
+/// to the other threads waiting for the GIL (512 measured worse than one release per batch,
+/// with two threads at batches of 1,000 and 10,000); a bound only on the id buffers.
+const CHUNK: usize = 1 << 16;
 
 /// The subscribers' Python objects, keyed by subscriber id.
 #[derive(Default)]
@@ -86,51 +93,91 @@ impl Objects {
         }
         if let Some(sub) = subscriber {
             if engine.with_registry(|registry| registry.get(sub).is_none()) {
-                // The lock guard is a temporary: the object is released after the lock.
-                let dropped = self.map_mut().remove(&sub);
-                drop(dropped);
+                // The lock guard is a temporary: the object is released after the lock, and
+                // only once no batch that may have read it from the cache is still pinned
+                // (see `rows`). Run later, maybe on a thread without the GIL, where PyO3
+                // queues the decrement for the next thread that takes it.
+                if let Some(object) = self.map_mut().remove(&sub) {
+                    let guard = crossbeam_epoch::pin();
+                    guard.defer(move || drop(object));
+                    // Hands it to the global queue now, or it would wait in this thread's
+                    // bag for more garbage.
+                    guard.flush();
+                }
             }
         }
         true
     }
 
-    /// One list of subscribers per batch entry: entry `i` holds `ids[ends[i-1]..ends[i]]`.
-    /// A subscriber that left meanwhile is skipped.
-    pub fn lists<'py>(
+    /// One list of subscribers per topic of a batch of `topics`: `lookup(range, ids, ends)`
+    /// appends the subscriber ids of the topics in `range` and one row end per topic. The
+    /// batch goes in chunks of [`CHUNK`] topics: each is looked up and resolved to objects
+    /// with the GIL released, then its rows are built with it held. A subscriber that left
+    /// meanwhile is skipped.
+    pub fn batch<'py, F>(
         &self,
         py: Python<'py>,
         engine: &Engine,
-        ids: &[SubscriberId],
-        ends: &[usize],
-    ) -> PyResult<Bound<'py, PyList>> {
-        let mut lens = Vec::with_capacity(ends.len());
-        let objects = self.resolve(py, engine, ids, ends, &mut lens)?;
-        let mut objects = objects.into_iter();
-        let rows = lens
-            .into_iter()
-            .map(|len| {
-                let row = PyList::new(py, objects.by_ref().take(len))?;
-                // Kept out of the cyclic GC while the batch is built, so the collections our own
-                // allocations trigger do not traverse the rows made so far (at batch 1,000 that
-                // was a tenth of the call). SAFETY: `row` is a list just made and referenced
-                // only here; any GC object may be untracked, and a list freed untracked is
-                // fine (its dealloc untracks only if tracked). It holds only `int`s and `str`s,
-                // so it is in no reference cycle while untracked.
-                unsafe { pyo3::ffi::PyObject_GC_UnTrack(row.as_ptr().cast()) };
-                Ok(row)
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let out = PyList::new(py, &rows)?;
-        for row in &rows {
-            // SAFETY: each row was untracked above and nothing since could track it (only
-            // `rows` and `out` reference it, and no Python code has seen `out`); tracking it
-            // again restores the normal state before Python code can reach it.
-            unsafe { pyo3::ffi::PyObject_GC_Track(row.as_ptr().cast()) };
+        topics: usize,
+        lookup: F,
+    ) -> PyResult<Bound<'py, PyList>>
+    where
+        F: Fn(Range<usize>, &mut Vec<SubscriberId>, &mut Vec<usize>) -> topicmatch_core::Result<()>
+            + Sync,
+    {
+        // Pinned before any object is read from the cache and kept until the rows hold their
+        // own references: see `rows` for why that keeps every object alive.
+        let pinned = crossbeam_epoch::pin();
+        let out = rows::Batch::new(py, topics)?;
+        // Sized once for the largest chunk (a few matches per topic is typical), reused.
+        let most = topics.min(CHUNK);
+        let (mut ids, mut ends) = (Vec::with_capacity(most * 4), Vec::with_capacity(most));
+        let mut resolved = Resolved::default();
+        for start in (0..topics).step_by(CHUNK) {
+            let range = start..topics.min(start + CHUNK);
+            resolved = gil::detach(py, || {
+                ids.clear();
+                ends.clear();
+                lookup(range.clone(), &mut ids, &mut ends)?;
+                self.resolve_detached(engine, &ids, &ends, &mut resolved);
+                Ok(resolved)
+            })?
+            .map_err(errors::to_py)?;
+            gil::guarded(|| out.fill(py, range, &resolved, &pinned))?;
         }
-        Ok(out)
+        Ok(out.finish())
     }
 
-    /// The subscribers with these ids as one list (see [`Objects::lists`]).
+    /// Resolves a chunk's ids into `out` (emptied first): their objects, read from the cache
+    /// under its read lock, without the GIL (see [`Objects::batch`]); a subscriber not yet
+    /// cached is read from the registry.
+    fn resolve_detached(
+        &self,
+        engine: &Engine,
+        ids: &[SubscriberId],
+        ends: &[usize],
+        out: &mut Resolved,
+    ) {
+        out.clear();
+        out.objects.reserve(ids.len());
+        out.ends.reserve(ends.len());
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        let mut start = 0;
+        for &end in ends {
+            for id in &ids[start..end] {
+                if let Some(object) = map.get(id) {
+                    out.objects.push(object.as_ptr());
+                } else if let Some(value) = engine.with_registry(|r| r.get(*id).cloned()) {
+                    out.objects.push(std::ptr::null_mut());
+                    out.late.push(value);
+                }
+            }
+            out.ends.push(out.objects.len());
+            start = end;
+        }
+    }
+
+    /// The subscribers with these ids as one list (see [`Objects::resolve`]).
     pub fn list<'py>(
         &self,
         py: Python<'py>,

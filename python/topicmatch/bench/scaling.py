@@ -5,7 +5,9 @@ Each run has every thread look up the same number of batches (distinct slices of
 workload) and is timed from a barrier to the last join. Runs with 1 and with N threads
 alternate, and each count keeps its best run: on a shared machine the best run is the one
 least disturbed by other processes, and alternating spreads any drift over both counts.
-The figure is the ratio of the two best throughputs, measured in the same process.
+The figure is the ratio of the two best throughputs, measured in the same process. Each best
+run also records how many cores its threads used (their CPU time over the run's wall time): a
+2t run near 1.0 got one core's worth, whatever the GIL did.
 
 Beside every run the same threads do work that never holds the GIL (hashing a buffer with
 ``hashlib``, which releases it), alternating with ours: its ratio is what this machine gave
@@ -15,8 +17,9 @@ two threads at that moment (other processes share the cores), the ceiling for ou
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import topicmatch as tm
 from topicmatch.bench.records import Record
@@ -35,6 +38,8 @@ class Scaling:
     rates: dict[int, float]
     #: Best hashes/s of the GIL-free work per thread count, in runs beside ours.
     ceiling: dict[int, float]
+    #: Cores the threads used in each thread count's best run (their CPU time / wall time).
+    cores: dict[int, float] = field(default_factory=dict)
 
     def ratio(self, threads: int) -> float:
         """Throughput with ``threads`` threads over throughput with one."""
@@ -46,7 +51,8 @@ class Scaling:
 
     def records(self) -> list[Record]:
         return [Record(self.algorithm, WORKLOAD, f"lookup_many[{self.batch}]@{t}t", rate,
-                       "msg/s") for t, rate in sorted(self.rates.items())] + [
+                       "msg/s", note=f"{self.cores.get(t, 0.0):.2f} cores used (CPU/wall)")
+                for t, rate in sorted(self.rates.items())] + [
             Record(self.algorithm, WORKLOAD, f"gil_free_ceiling[{self.batch}]@{t}t", rate,
                    "hash/s", note="sha256 of 64 KiB, GIL released, runs beside lookup_many")
             for t, rate in sorted(self.ceiling.items())]
@@ -73,35 +79,45 @@ def gil_free_run(threads: int, rounds: int) -> float:
     return threads * rounds / timed_threads(threads, work)
 
 
-def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int, rounds: int) -> float:
+def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int,
+            rounds: int) -> tuple[float, float]:
     """Topics per second of ``threads`` threads each looking up ``rounds`` batches (thread
-    ``k`` from batch ``k * rounds`` on)."""
+    ``k`` from batch ``k * rounds`` on), and the cores they used (their CPU time over the
+    run's wall time)."""
     lookup_many = m.lookup_many
+    cpu = [0.0] * threads
 
     def work(k: int) -> None:
+        began = time.thread_time()
         for r in range(rounds):
             lookup_many(batches[(k * rounds + r) % len(batches)])
+        cpu[k] = time.thread_time() - began
 
-    return threads * rounds * len(batches[0]) / timed_threads(threads, work)
+    seconds = timed_threads(threads, work)
+    return threads * rounds * len(batches[0]) / seconds, sum(cpu) / seconds
 
 
 def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[int],
-            repeats: int, seconds: float) -> tuple[dict[int, float], dict[int, float]]:
-    """Best topics/s of ours and best hashes/s of the GIL-free work, per thread count; each
-    run takes about ``seconds`` per thread."""
+            repeats: int, seconds: float,
+            ) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+    """Best topics/s of ours, best hashes/s of the GIL-free work, and the cores our best run
+    used, per thread count; each run takes about ``seconds`` per thread."""
     batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
     if not batches:
         raise ValueError(f"the workload has fewer than {batch} topics")
-    probe = one_run(m, batches, 1, max(1, 2_000 // batch))  # also the warm-up
+    probe, _ = one_run(m, batches, 1, max(1, 2_000 // batch))  # also the warm-up
     rounds = max(1, int(seconds * probe / batch))
     hashes = max(1, int(seconds * gil_free_run(1, 4)))
     best = dict.fromkeys(threads, 0.0)
     ceiling = dict.fromkeys(threads, 0.0)
+    cores = dict.fromkeys(threads, 0.0)
     for _ in range(repeats):
         for t in threads:
-            best[t] = max(best[t], one_run(m, batches, t, rounds))
+            rate, used = one_run(m, batches, t, rounds)
+            if rate > best[t]:
+                best[t], cores[t] = rate, used
             ceiling[t] = max(ceiling[t], gil_free_run(t, hashes))
-    return best, ceiling
+    return best, ceiling, cores
 
 
 def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
@@ -114,8 +130,8 @@ def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
     for algorithm in algorithms:
         m = loaded(algorithm)
         for batch in batches:
-            rates, ceiling = measure(m, stream, batch, counts, repeats, seconds)
-            out.append(Scaling(algorithm, batch, rates, ceiling))
+            rates, ceiling, cores = measure(m, stream, batch, counts, repeats, seconds)
+            out.append(Scaling(algorithm, batch, rates, ceiling, cores))
     return out
 
 
@@ -125,6 +141,7 @@ def render(results: Sequence[Scaling]) -> str:
     for s in results:
         rates = "   ".join(f"{t}t {r / 1e6:6.3f} M/s" for t, r in sorted(s.rates.items()))
         ratios = "   ".join(f"{t}t/1t {s.ratio(t):4.2f}x (GIL-free work beside: "
-                           f"{s.ceiling_ratio(t):4.2f}x)" for t in sorted(s.rates) if t != 1)
+                           f"{s.ceiling_ratio(t):4.2f}x; cores used {s.cores.get(1, 0):.2f}"
+                           f" -> {s.cores.get(t, 0):.2f})" for t in sorted(s.rates) if t != 1)
         lines.append(f"{s.algorithm:17} batch {s.batch:5}   {rates}   {ratios}")
     return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""What `lookup_many` does around its GIL release: it copies the topics before releasing it
+(so another thread mutating the input cannot harm it), pauses the cyclic GC only while it
+builds the rows, and releases a departed subscriber's cached object once no batch can still
+be reading it."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+
+import pytest
+
+import topicmatch as tm
+
+
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_a_list_mutated_by_another_thread_is_read_as_one_snapshot(algorithm: str) -> None:
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    m.subscribe("a.*", 1)
+    m.subscribe("b.#", 2)
+    states = [[f"a.{i}" for i in range(300)], [f"b.{i}.x" for i in range(500)], []]
+    want = {0: [[1]] * 300, 1: [[2]] * 500, 2: []}
+    topics = list(states[0])
+    stop = threading.Event()
+
+    def mutate() -> None:
+        k = 0
+        while not stop.is_set():
+            k += 1
+            # Each is one C call, atomic under the GIL; `extend` from a generator would not be.
+            topics[:] = states[k % 3]
+            if k % 7 == 0:
+                topics.clear()
+
+    mutator = threading.Thread(target=mutate)
+    mutator.start()
+    try:
+        for _ in range(2_000):
+            rows = m.lookup_many(topics)
+            assert rows in want.values(), f"a batch of {len(rows)} rows mixes states"
+    finally:
+        stop.set()
+        mutator.join()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_state_is_kept(enabled: bool) -> None:
+    m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
+    m.subscribe("a/+", "x")
+    was = gc.isenabled()
+    try:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+        assert m.lookup_many(["a/b"] * 2_000) == [["x"]] * 2_000
+        assert gc.isenabled() is enabled
+        with pytest.raises(tm.InvalidTopic):
+            m.lookup_many(["a/b", "a/+"])
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_a_departed_subscribers_object_is_released(algorithm: str) -> None:
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+    sid = m.subscribe("a.b", "departing-" + "x" * 64)
+    m.subscribe("c.*", 5)
+    obj = m.lookup_many(["a.b"])[0][0]
+    held = sys.getrefcount(obj)
+    assert m.unsubscribe(sid)
+    # The cache's reference goes once no pinned batch can be reading it: within a bounded
+    # number of later batches (each pins and unpins the epoch).
+    for _ in range(100_000):
+        m.lookup_many(["c.d"])
+        if sys.getrefcount(obj) < held:
+            break
+    assert sys.getrefcount(obj) == held - 1
+    assert m.lookup_many(["a.b", "c.d"]) == [[], [5]]
+
+
+@pytest.mark.parametrize("size", [513, 65_536, 65_537])
+@pytest.mark.parametrize("with_fields", [False, True])
+def test_a_batch_goes_in_chunks_and_keeps_its_order(size: int, with_fields: bool) -> None:
+    m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
+    for i in range(16):
+        m.subscribe(f"t/{i}/+", i)
+    m.subscribe("t/#", "all")
+    m.subscribe("t/3/#", "odd", where={"n": tm.gt(5)})
+    topics = [f"t/{i % 16}/{i}" for i in range(size)]
+    fields = [{"n": i % 10} for i in range(size)] if with_fields else None
+    rows = m.lookup_many(topics, fields=fields)
+    assert len(rows) == size
+    for i, (topic, row) in enumerate(zip(topics, rows, strict=True)):
+        want = m.lookup(topic, fields[i] if fields else None)
+        assert sorted(map(str, row)) == sorted(map(str, want))
+
+
+def test_an_invalid_topic_in_a_later_chunk_raises_and_keeps_the_collector() -> None:
+    m = tm.Matcher(dialect="mqtt", algorithm="cstrie")
+    m.subscribe("a/+", "x")
+    topics = ["a/b"] * 70_000
+    topics[66_000] = "a/#"
+    with pytest.raises(tm.InvalidTopic):
+        m.lookup_many(topics)
+    assert gc.isenabled()
+    topics[66_000] = "a/c"
+    assert m.lookup_many(topics) == [["x"]] * 70_000
