@@ -17,6 +17,14 @@ def test_algorithms_and_dialects() -> None:
     assert set(tm.__all__) <= set(dir(tm))
 
 
+def test_default_is_the_lock_free_trie() -> None:
+    # The Python matcher is shared by threads (lookups release the GIL): cstrie is its default.
+    m = tm.Matcher()
+    assert (m.dialect, m.algorithm) == ("amqp", "cstrie")
+    m.subscribe("a.*", "x")
+    assert pickle.loads(pickle.dumps(m)).algorithm == "cstrie"
+
+
 @pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
 def test_readme_walkthrough(algorithm: str) -> None:
     m = tm.Matcher(dialect="amqp", algorithm=algorithm, max_topic_bytes=None, max_levels=None,

@@ -56,7 +56,7 @@ class Matcher:
     def __new__(
         cls,
         dialect: str = "amqp",
-        algorithm: str = "trie",
+        algorithm: str = "cstrie",
         *,
         max_topic_bytes: int | None = None,
         max_levels: int | None = None,
