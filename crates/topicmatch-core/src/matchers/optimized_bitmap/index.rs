@@ -8,7 +8,7 @@ use super::keys::{topic_hash, TopicHash, WordKey, PACKED_BYTES};
 use super::levels::{Levels, SMALL};
 use super::shape::Shape;
 use super::slots::Slots;
-use super::words::bytes_of;
+use super::words::scan_words;
 use crate::dialect::Dialect;
 use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
 use crate::matchers::trie::TrieMatcher;
@@ -243,42 +243,22 @@ impl Index {
         if bytes.is_empty() || bytes.len() > config.limits.max_topic_bytes {
             return None;
         }
-        let (sep, table) = bytes_of(config.dialect);
         let nats = config.dialect == Dialect::Nats;
         let dollar = config.dialect == Dialect::Mqtt && bytes[0] == b'$';
         let mut acc = self.levels.small_start();
         let mut hash = TopicHash::default();
-        let mut level = 0;
-        let mut start = 0;
-        let mut packed = 0u64;
-        for (i, &b) in bytes.iter().enumerate() {
-            if b == sep {
-                if nats && i == start {
-                    return None;
-                }
-                self.end_word(&mut acc, &mut hash, topic, level, start..i, packed, dollar);
-                level += 1;
-                start = i + 1;
-                packed = 0;
-            } else if table[b as usize] {
-                return None;
-            } else if i - start < PACKED_BYTES {
-                packed |= u64::from(b) << (8 * (i - start));
+        let mut len = 0;
+        let valid = scan_words(config.dialect, bytes, |range, packed| {
+            if nats && range.is_empty() {
+                return false;
             }
-        }
-        if nats && start == bytes.len() {
+            self.end_word(&mut acc, &mut hash, topic, len, range, packed, dollar);
+            len += 1;
+            true
+        });
+        if !valid {
             return None;
         }
-        self.end_word(
-            &mut acc,
-            &mut hash,
-            topic,
-            level,
-            start..bytes.len(),
-            packed,
-            dollar,
-        );
-        let len = level + 1;
         if len > config.limits.max_levels {
             return None;
         }

@@ -4,6 +4,8 @@
 //! error.
 
 use super::keys::{WordKey, PACKED_BYTES};
+use std::ops::Range;
+
 use crate::dialect::Dialect;
 use crate::matcher::Config;
 use crate::topic::INLINE_WORDS;
@@ -44,6 +46,36 @@ pub(crate) fn bytes_of(dialect: Dialect) -> (u8, &'static [bool; 256]) {
     }
 }
 
+/// One pass over a topic's bytes for the fast paths: calls `word(range, packed)` for each word
+/// in order, the last included (`packed`: its first [`PACKED_BYTES`] bytes as a key). Returns
+/// false as soon as a byte of `dialect`'s table turns up or `word` returns false; true after the
+/// last word. Always inlined: the small walk's accumulator must stay in registers (measured).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn scan_words(
+    dialect: Dialect,
+    bytes: &[u8],
+    mut word: impl FnMut(Range<usize>, u64) -> bool,
+) -> bool {
+    let (sep, table) = bytes_of(dialect);
+    let mut start = 0;
+    let mut packed = 0u64;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == sep {
+            if !word(start..i, packed) {
+                return false;
+            }
+            start = i + 1;
+            packed = 0;
+        } else if table[b as usize] {
+            return false;
+        } else if i - start < PACKED_BYTES {
+            packed |= u64::from(b) << (8 * (i - start));
+        }
+    }
+    word(start..bytes.len(), packed)
+}
+
 /// A plainly valid topic of at most [`INLINE_WORDS`] words, split and keyed in one pass over
 /// its bytes into fixed arrays (no growable vectors on the lookup path).
 pub(crate) struct Split<'a> {
@@ -82,23 +114,10 @@ impl<'a> Split<'a> {
         if bytes.is_empty() {
             return config.dialect == Dialect::Amqp;
         }
-        let (sep, table) = bytes_of(config.dialect);
-        let mut start = 0;
-        let mut packed = 0u64;
-        for (i, &b) in bytes.iter().enumerate() {
-            if b == sep {
-                if !self.push(&topic[start..i], packed) {
-                    return false;
-                }
-                start = i + 1;
-                packed = 0;
-            } else if table[b as usize] {
-                return false;
-            } else if i - start < PACKED_BYTES {
-                packed |= u64::from(b) << (8 * (i - start));
-            }
-        }
-        if !self.push(&topic[start..], packed) || self.len > config.limits.max_levels {
+        if !scan_words(config.dialect, bytes, |range, packed| {
+            self.push(&topic[range], packed)
+        }) || self.len > config.limits.max_levels
+        {
             return false;
         }
         !(config.dialect == Dialect::Nats && self.words().iter().any(|w| w.is_empty()))
