@@ -23,8 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from topicmatch.bench.scaling import loaded
-from topicmatch.workloads import ftm_messages
+from topicmatch.bench.scaling import warm_ftm
 
 #: (bucket, frame substring); the first bucket whose substring is on the stack wins.
 HELD_INSIDE = (
@@ -63,12 +62,8 @@ def samples(data: Path, leaves: collections.Counter[tuple[str, str]]) -> collect
 
 
 def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int) -> None:
-    m = loaded(algorithm)
-    topics = ftm_messages()
-    batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
+    m, batches = warm_ftm(algorithm, batch)
     lookup_many = m.lookup_many
-    for b in batches[:20]:  # warm
-        lookup_many(b)
     perf = subprocess.Popen(["perf", "record", "-q", "-F", "1999", "--call-graph", "dwarf,8192",
                              "-p", str(os.getpid()), "-o", str(data), "--", "sleep",
                              str(seconds)], stdout=subprocess.DEVNULL)

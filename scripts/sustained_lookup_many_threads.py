@@ -14,19 +14,14 @@ import sys
 import threading
 import time
 
-from topicmatch.bench.scaling import loaded
-from topicmatch.workloads import ftm_messages
+from topicmatch.bench.scaling import warm_ftm
 
 
 def main() -> None:
     algorithm, batch, seconds, threads = (sys.argv[1], int(sys.argv[2]), float(sys.argv[3]),
                                           int(sys.argv[4]))
-    m = loaded(algorithm)
-    topics = ftm_messages()
-    batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
+    m, batches = warm_ftm(algorithm, batch)
     lookup_many = m.lookup_many
-    for b in batches[:20]:  # warm
-        lookup_many(b)
     counts = [0] * threads
     cpu = [0.0] * threads
     stop = time.perf_counter() + seconds

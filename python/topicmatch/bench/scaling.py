@@ -66,6 +66,24 @@ def loaded(algorithm: str) -> tm.Matcher:
     return m
 
 
+def batches_of(topics: Sequence[str], batch: int) -> list[Sequence[str]]:
+    """``topics`` cut into consecutive whole batches of ``batch`` (a short tail is dropped)."""
+    batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
+    if not batches:
+        raise ValueError(f"the workload has fewer than {batch} topics")
+    return batches
+
+
+def warm_ftm(algorithm: str, batch: int) -> tuple[tm.Matcher, list[Sequence[str]]]:
+    """A matcher :func:`loaded` with ftm, the ftm messages in batches of ``batch``, and the
+    first 20 batches looked up once (the warm-up the measuring scripts share)."""
+    m = loaded(algorithm)
+    batches = batches_of(ftm_messages(), batch)
+    for b in batches[:20]:
+        m.lookup_many(b)
+    return m, batches
+
+
 BUFFER = bytes(64 * 1024)
 
 
@@ -102,9 +120,7 @@ def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[
             ) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
     """Best topics/s of ours, best hashes/s of the GIL-free work, and the cores our best run
     used, per thread count; each run takes about ``seconds`` per thread."""
-    batches = [topics[i : i + batch] for i in range(0, len(topics) - batch + 1, batch)]
-    if not batches:
-        raise ValueError(f"the workload has fewer than {batch} topics")
+    batches = batches_of(topics, batch)
     probe, _ = one_run(m, batches, 1, max(1, 2_000 // batch))  # also the warm-up
     rounds = max(1, int(seconds * probe / batch))
     hashes = max(1, int(seconds * gil_free_run(1, 4)))
