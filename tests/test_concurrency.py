@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -34,6 +35,21 @@ def shape(k: int, tag: str) -> tuple[str, str]:
     ][k % 4]
 
 
+def churn_while_reading(reader: Callable[[], None], churner: Callable[[int], None],
+                        churners: int, done: threading.Event) -> None:
+    """Runs ``READERS`` readers and ``churners`` churners (``churner(t)``, t from 0) together;
+    once every churner has returned, sets ``done`` (the readers' stop) and joins them."""
+    readers = [threading.Thread(target=reader) for _ in range(READERS)]
+    churning = [threading.Thread(target=churner, args=(t,)) for t in range(churners)]
+    for thread in readers + churning:
+        thread.start()
+    for thread in churning:
+        thread.join()
+    done.set()
+    for thread in readers:
+        thread.join()
+
+
 def check_no_phantoms(found: list[str | int], topic: str, patterns: dict[str | int, str]) -> None:
     for sub in found:
         assert sub in patterns, f"{topic}: unknown subscriber {sub!r}"
@@ -52,7 +68,6 @@ def test_concurrent_churn_keeps_every_invariant(algorithm: str) -> None:
         m.subscribe(pattern, f"s{k}")
 
     errors: list[BaseException] = []
-    finished = threading.Semaphore(0)
     finals: dict[int, dict[int, int]] = {}
     deadline = time.monotonic() + SECONDS
 
@@ -83,19 +98,9 @@ def test_concurrent_churn_keeps_every_invariant(algorithm: str) -> None:
             finals[t] = present
         except BaseException as e:  # noqa: BLE001 - reported by the main thread
             errors.append(e)
-        finally:
-            finished.release()
 
     done = threading.Event()
-    threads = [threading.Thread(target=reader) for _ in range(READERS)]
-    threads += [threading.Thread(target=churner, args=(t,)) for t in range(CHURNERS)]
-    for thread in threads:
-        thread.start()
-    for _ in range(CHURNERS):
-        finished.acquire()
-    done.set()
-    for thread in threads:
-        thread.join()
+    churn_while_reading(reader, churner, CHURNERS, done)
     assert not errors, errors
 
     replay = tm.Matcher(dialect=DIALECT, algorithm="naive")
@@ -164,16 +169,8 @@ def test_subscribers_come_and_go_while_readers_build_results(algorithm: str) -> 
         except BaseException as e:  # noqa: BLE001 - reported by the main thread
             errors.append(e)
 
-    readers = [threading.Thread(target=reader) for _ in range(READERS)]
     # One churner: (pattern, subscriber) pairs are idempotent, so two would share ids.
-    churners = [threading.Thread(target=churner, args=(0,))]
-    for thread in readers + churners:
-        thread.start()
-    for thread in churners:
-        thread.join()
-    done.set()
-    for thread in readers:
-        thread.join()
+    churn_while_reading(reader, churner, 1, done)
     assert not errors, errors
 
     replay = tm.Matcher(dialect=DIALECT, algorithm="naive")
