@@ -8,7 +8,7 @@ use super::keys::{topic_hash, TopicHash, WordKey, PACKED_BYTES};
 use super::levels::{Levels, SMALL};
 use super::shape::Shape;
 use super::slots::Slots;
-use super::words::scan_words;
+use super::words::{Scan, Step};
 use crate::dialect::Dialect;
 use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
 use crate::matchers::trie::TrieMatcher;
@@ -248,16 +248,19 @@ impl Index {
         let mut acc = self.levels.small_start();
         let mut hash = TopicHash::default();
         let mut len = 0;
-        let valid = scan_words(config.dialect, bytes, |range, packed| {
-            if nats && range.is_empty() {
-                return false;
+        let mut scan = Scan::new(config.dialect, bytes);
+        loop {
+            match scan.next_word() {
+                Step::Word(range, packed) => {
+                    if nats && range.is_empty() {
+                        return None;
+                    }
+                    self.end_word(&mut acc, &mut hash, topic, len, range, packed, dollar);
+                    len += 1;
+                }
+                Step::End => break,
+                Step::Invalid => return None,
             }
-            self.end_word(&mut acc, &mut hash, topic, len, range, packed, dollar);
-            len += 1;
-            true
-        });
-        if !valid {
-            return None;
         }
         if len > config.limits.max_levels {
             return None;

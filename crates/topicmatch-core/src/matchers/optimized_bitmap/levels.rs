@@ -358,7 +358,11 @@ impl Levels {
             return true;
         };
         if dollar {
-            level.and_literal(word, acc)
+            // A copy: a slice of `acc` itself would pin it to memory on every path.
+            let mut copy = *acc;
+            let any = level.and_literal(word, &mut copy);
+            *acc = copy;
+            any
         } else {
             and_small(acc, level.row_keyed(word, key))
         }
