@@ -1,12 +1,15 @@
 //! Direct (wildcard-free) subscriptions: one hash table keyed by the topic they name, hashed
 //! from the topic's word keys ([`topic_hash`]) so a lookup that already keyed its words for the
-//! level rows does not hash the topic's bytes again.
+//! level rows does not hash the topic's bytes again. Topics of at most [`PACKED_BYTES`] bytes
+//! sit apart, keyed by their bytes packed into one integer ([`PackedTable`]): one compare, no
+//! byte comparison.
 
 use hashbrown::hash_table::{Entry, HashTable};
 use smallvec::SmallVec;
 
 use super::bits::Key;
-use super::keys::{topic_hash, Keys, TopicHash, WordKey, PACKED_BYTES};
+use super::keys::{hash_packed, topic_hash, Keys, TopicHash, WordKey, PACKED_BYTES};
+use super::packed::PackedTable;
 use crate::dialect::Dialect;
 use crate::matcher::SubscriberId;
 use crate::topic::split_words;
@@ -37,11 +40,31 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Subscribers of one topic.
+type Subs = SmallVec<[SubscriberId; 2]>;
+
+/// `topic`'s bytes packed with its length (as a short word's key), if it has at most
+/// [`PACKED_BYTES`] bytes.
+#[inline]
+fn pack(topic: &[u8]) -> Option<u64> {
+    if topic.len() > PACKED_BYTES {
+        return None;
+    }
+    let mut packed = 0;
+    for (i, &b) in topic.iter().enumerate() {
+        packed |= u64::from(b) << (8 * i);
+    }
+    Some(WordKey::packed(packed, topic.len()).packed)
+}
+
 /// The direct subscriptions of one matcher.
 #[derive(Debug)]
 pub(crate) struct Direct {
     dialect: Dialect,
+    /// Topics longer than [`PACKED_BYTES`].
     table: HashTable<Topic>,
+    /// The other topics, by packed bytes.
+    short: PackedTable<Subs>,
 }
 
 impl Direct {
@@ -49,6 +72,7 @@ impl Direct {
         Direct {
             dialect,
             table: HashTable::new(),
+            short: PackedTable::new(),
         }
     }
 
@@ -63,10 +87,13 @@ impl Direct {
     /// nothing about validity).
     #[inline]
     pub(crate) fn contains_unchecked(&self, topic: &str) -> bool {
+        let bytes = topic.as_bytes();
+        if let Some(packed) = pack(bytes) {
+            return self.short.get(packed, hash_packed(packed)).is_some();
+        }
         if self.table.is_empty() {
             return false;
         }
-        let bytes = topic.as_bytes();
         let sep = self.dialect.separator();
         let mut hash = TopicHash::default();
         let mut words = 0;
@@ -99,6 +126,12 @@ impl Direct {
     /// The subscribers of `topic`, whose [`hash_of`](Self::hash_of) is `hash`.
     #[inline]
     pub(crate) fn get(&self, topic: &str, hash: u64) -> Option<&[SubscriberId]> {
+        if let Some(packed) = pack(topic.as_bytes()) {
+            return self
+                .short
+                .get(packed, hash_packed(packed))
+                .map(SmallVec::as_slice);
+        }
         if self.table.is_empty() {
             return None;
         }
@@ -111,6 +144,9 @@ impl Direct {
 
     /// The subscribers of `topic`, hashing it.
     pub(crate) fn get_text(&self, topic: &str) -> Option<&[SubscriberId]> {
+        if pack(topic.as_bytes()).is_some() {
+            return self.get(topic, 0);
+        }
         if self.table.is_empty() {
             return None;
         }
@@ -119,6 +155,12 @@ impl Direct {
 
     /// Adds `subscriber` under `topic`.
     pub(crate) fn push(&mut self, topic: &str, subscriber: SubscriberId) {
+        if let Some(packed) = pack(topic.as_bytes()) {
+            self.short
+                .get_or_insert_with(packed, hash_packed(packed), SmallVec::new)
+                .push(subscriber);
+            return;
+        }
         let hash = self.hash_of(topic);
         let entry = self.table.entry(
             hash,
@@ -139,6 +181,20 @@ impl Direct {
 
     /// Removes `subscriber` from `topic`; returns whether it was there.
     pub(crate) fn remove(&mut self, topic: &str, subscriber: SubscriberId) -> bool {
+        if let Some(packed) = pack(topic.as_bytes()) {
+            let hash = hash_packed(packed);
+            let Some(subs) = self.short.get_mut(packed, hash) else {
+                return false;
+            };
+            let Some(pos) = subs.iter().position(|s| *s == subscriber) else {
+                return false;
+            };
+            subs.swap_remove(pos);
+            if subs.is_empty() {
+                self.short.remove(packed, hash);
+            }
+            return true;
+        }
         let hash = self.hash_of(topic);
         let Ok(mut entry) = self.table.find_entry(hash, |t| {
             t.hash == hash && t.text.as_slice() == topic.as_bytes()
@@ -161,10 +217,14 @@ impl Direct {
 
     /// Approximate heap bytes.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.table
+        let long: usize = self
+            .table
             .iter()
             .map(|t| t.text.len() + 48 + t.subs.capacity() * 8)
-            .sum()
+            .sum();
+        let spilled = |s: &Subs| if s.spilled() { s.capacity() * 8 } else { 0 };
+        long + self.short.capacity() * (8 + std::mem::size_of::<Subs>())
+            + self.short.values().map(spilled).sum::<usize>()
     }
 }
 

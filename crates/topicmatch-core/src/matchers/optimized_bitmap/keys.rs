@@ -24,6 +24,12 @@ fn fold_mul(a: u64, b: u64) -> u64 {
     (full as u64) ^ ((full >> 64) as u64)
 }
 
+/// The hash of a word whose key is `packed` (nonzero): what [`WordKey::packed`] computes.
+#[inline]
+pub(crate) fn hash_packed(packed: u64) -> u64 {
+    fold_mul(packed, K)
+}
+
 /// One word's key: `packed` is nonzero exactly for words of at most [`PACKED_BYTES`] bytes
 /// (their bytes, little-endian, with the length plus one in the top byte), and then equal
 /// packed values mean equal words.
@@ -57,7 +63,7 @@ impl WordKey {
         let packed = bytes | (len as u64 + 1) << 56;
         WordKey {
             packed,
-            hash: fold_mul(packed, K),
+            hash: hash_packed(packed),
         }
     }
 

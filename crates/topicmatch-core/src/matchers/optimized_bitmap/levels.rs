@@ -17,6 +17,7 @@ use smallvec::SmallVec;
 
 use super::bits::{self, Acc, Key, Row};
 use super::keys::{keys_of, Keys, WordKey};
+use super::packed::PackedTable;
 use super::shape::Shape;
 use super::simd;
 use crate::dialect::Dialect;
@@ -32,18 +33,35 @@ struct WordRow {
     literals: u32,
 }
 
+/// The row of a short word (see [`PackedTable`]).
+#[derive(Debug, Default)]
+struct ShortRow {
+    row: Row,
+    /// How many slots name this word here; the row goes when none does.
+    literals: u32,
+}
+
 #[derive(Debug)]
 struct Level {
+    /// Rows of words longer than [`PACKED_BYTES`](super::keys::PACKED_BYTES).
     words: HashTable<WordRow>,
+    /// Rows of the other words, by packed key.
+    short: PackedTable<ShortRow>,
     other: Row,
     multi: Row,
 }
 
 impl Level {
-    #[inline]
-    fn find(&self, word: &str, key: &WordKey) -> Option<&WordRow> {
+    /// The row of `word` (key `key`), if some pattern names it here.
+    #[allow(clippy::inline_always)] // measured: out of line, a call per level of every lookup
+    #[inline(always)]
+    fn find(&self, word: &str, key: &WordKey) -> Option<&Row> {
+        if key.packed != 0 {
+            return self.short.get(key.packed, key.hash).map(|s| &s.row);
+        }
         self.words
             .find(key.hash, |w| key.same(word, w.packed, &w.key))
+            .map(|w| &w.row)
     }
 
     #[inline]
@@ -52,9 +70,10 @@ impl Level {
     }
 
     /// The row of `word`, whose key is `key`.
-    #[inline]
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
     fn row_keyed(&self, word: &str, key: &WordKey) -> &[u64] {
-        self.find(word, key).map_or(&self.other, |w| &w.row)
+        self.find(word, key).unwrap_or(&self.other)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
@@ -62,7 +81,7 @@ impl Level {
         let Some(w) = self.find(word, &WordKey::of(word)) else {
             return false;
         };
-        simd::and_into(acc, &w.row);
+        simd::and_into(acc, w);
         bits::and_not(acc, &self.other);
         acc.iter().any(|w| *w != 0)
     }
@@ -71,6 +90,9 @@ impl Level {
         f(&mut self.other);
         for w in &mut self.words {
             f(&mut w.row);
+        }
+        for s in self.short.values_mut() {
+            f(&mut s.row);
         }
     }
 }
@@ -132,6 +154,8 @@ impl Levels {
                     .iter()
                     .map(|w| w.key.len() + w.row.capacity() * 8 + 32)
                     .sum::<usize>()
+                    + l.short.values().map(|s| s.row.capacity() * 8).sum::<usize>()
+                    + l.short.capacity() * (8 + std::mem::size_of::<ShortRow>())
                     + (l.other.capacity() + l.multi.capacity()) * 8
             })
             .sum();
@@ -163,6 +187,7 @@ impl Levels {
                 .map_or_else(|| Row::from_elem(0, self.width), |l| l.multi.clone());
             self.per_level.push(Level {
                 words: HashTable::new(),
+                short: PackedTable::new(),
                 other: multi.clone(),
                 multi,
             });
@@ -185,6 +210,17 @@ impl Levels {
                 Word::Literal(text) => {
                     let other = &level.other;
                     let key = WordKey::of(text);
+                    if key.packed != 0 {
+                        let short = level.short.get_or_insert_with(key.packed, key.hash, || {
+                            ShortRow {
+                                row: other.clone(),
+                                literals: 0,
+                            }
+                        });
+                        short.literals += 1;
+                        bits::set(&mut short.row, slot);
+                        continue;
+                    }
                     let entry = match level.words.entry(
                         key.hash,
                         |w| key.same(text, w.packed, &w.key),
@@ -230,6 +266,18 @@ impl Levels {
             match word {
                 Word::Literal(text) => {
                     let key = WordKey::of(text);
+                    if key.packed != 0 {
+                        let Some(short) = level.short.get_mut(key.packed, key.hash) else {
+                            unreachable!("inserted word");
+                        };
+                        short.literals -= 1;
+                        if short.literals == 0 {
+                            level.short.remove(key.packed, key.hash);
+                        } else {
+                            bits::clear(&mut short.row, slot);
+                        }
+                        continue;
+                    }
                     let Ok(mut entry) = level
                         .words
                         .find_entry(key.hash, |w| key.same(text, w.packed, &w.key))

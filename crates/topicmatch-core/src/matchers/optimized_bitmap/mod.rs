@@ -21,6 +21,7 @@ mod filter;
 mod index;
 mod keys;
 mod levels;
+mod packed;
 mod shape;
 pub mod simd;
 mod slots;
