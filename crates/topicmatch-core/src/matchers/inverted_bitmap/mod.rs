@@ -29,6 +29,7 @@ mod table;
 
 use parking_lot::RwLock;
 use roaring::RoaringBitmap;
+use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
@@ -133,8 +134,7 @@ impl InvertedBitmapMatcher {
         let ids = Ids::from_vec(resolved);
         let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
         let shape = TopicShape {
-            words: words.len(),
-            first: keys.first().map_or(0, |k| k.hash),
+            keys: keys.iter().map(|k| k.hash).collect(),
         };
         self.rows
             .write()
@@ -144,21 +144,22 @@ impl InvertedBitmapMatcher {
 
 /// A necessary condition for `pattern` to match a topic of some shape, cheap enough to skip
 /// most cached rows on a subscribe: as many words as its non-`#` words (exactly as many
-/// without `#`), and its first word when that is literal.
-fn could_match(pattern: &Pattern) -> impl Fn(TopicShape) -> bool {
+/// without `#`), and the hash of each literal word before the first `#` at its position
+/// (those positions are fixed in every topic the pattern matches).
+fn could_match(pattern: &Pattern) -> impl Fn(&TopicShape) -> bool {
     let words = pattern.words();
     let fixed = words.iter().filter(|w| **w != Word::Multi).count();
     let exact = fixed == words.len();
-    let first = match words.first() {
-        Some(Word::Literal(text)) => Some(WordKey::of(text).hash),
-        _ => None,
-    };
+    let literals: SmallVec<[(usize, u64); 4]> = words
+        .iter()
+        .take_while(|w| **w != Word::Multi)
+        .enumerate()
+        .filter_map(|(i, w)| w.literal().map(|text| (i, WordKey::of(text).hash)))
+        .collect();
     move |shape| {
-        (if exact {
-            shape.words == fixed
-        } else {
-            shape.words >= fixed
-        }) && first.map_or(true, |h| shape.first == h)
+        let n = shape.keys.len();
+        (if exact { n == fixed } else { n >= fixed })
+            && literals.iter().all(|&(i, h)| shape.keys[i] == h)
     }
 }
 
@@ -193,7 +194,7 @@ impl Matcher for InvertedBitmapMatcher {
             }
             Change::Slot { slot, edge: true } => {
                 let could = could_match(pattern);
-                for (at, row) in rows.rows_mut().filter(|(_, r)| could(r.shape)) {
+                for (at, row) in rows.rows_mut().filter(|(_, r)| could(&r.shape)) {
                     let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
                         .expect("cached topics are valid");
                     let hit = pattern.matches_words(&words);

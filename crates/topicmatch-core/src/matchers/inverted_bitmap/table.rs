@@ -33,12 +33,11 @@ pub(crate) struct Row {
     referenced: AtomicBool,
 }
 
-/// What a subscribe checks before matching a cached topic in full: its number of words and
-/// the hash of its first word (0 for the empty topic).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a subscribe checks before matching a cached topic in full: the hash of each of its
+/// words (their number is the topic's length).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TopicShape {
-    pub(crate) words: usize,
-    pub(crate) first: u64,
+    pub(crate) keys: Box<[u64]>,
 }
 
 impl Row {
@@ -67,6 +66,7 @@ impl Row {
             } else {
                 0
             }
+            + self.shape.keys.len() * 8
             + std::mem::size_of::<Row>()
             + 16
     }

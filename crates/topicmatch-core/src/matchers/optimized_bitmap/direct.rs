@@ -50,11 +50,19 @@ fn pack(topic: &[u8]) -> Option<u64> {
     if topic.len() > PACKED_BYTES {
         return None;
     }
-    let mut packed = 0;
-    for (i, &b) in topic.iter().enumerate() {
-        packed |= u64::from(b) << (8 * i);
-    }
-    Some(WordKey::packed(packed, topic.len()).packed)
+    let n = topic.len();
+    let u32_at = |i: usize| u64::from(u32::from_le_bytes([topic[i], topic[i + 1], topic[i + 2], topic[i + 3]]));
+    let packed = if n >= 4 {
+        // Two overlapping loads: bytes `n - 4 ..` shifted over the first four.
+        u32_at(0) | u32_at(n - 4) << (8 * (n - 4))
+    } else {
+        let mut packed = 0;
+        for (i, &b) in topic.iter().enumerate() {
+            packed |= u64::from(b) << (8 * i);
+        }
+        packed
+    };
+    Some(WordKey::packed(packed, n).packed)
 }
 
 /// The direct subscriptions of one matcher.
@@ -123,8 +131,10 @@ impl Direct {
         self.get(topic, hash.finish(words)).is_some()
     }
 
-    /// The subscribers of `topic`, whose [`hash_of`](Self::hash_of) is `hash`.
-    #[inline]
+    /// The subscribers of `topic`, whose [`hash_of`](Self::hash_of) is `hash` (only read for
+    /// topics longer than [`PACKED_BYTES`]).
+    #[allow(clippy::inline_always)] // measured: out of line, a call per lookup
+    #[inline(always)]
     pub(crate) fn get(&self, topic: &str, hash: u64) -> Option<&[SubscriberId]> {
         if let Some(packed) = pack(topic.as_bytes()) {
             return self
@@ -132,6 +142,11 @@ impl Direct {
                 .get(packed, hash_packed(packed))
                 .map(SmallVec::as_slice);
         }
+        self.get_long(topic, hash)
+    }
+
+    /// [`get`](Self::get) of a topic longer than [`PACKED_BYTES`].
+    fn get_long(&self, topic: &str, hash: u64) -> Option<&[SubscriberId]> {
         if self.table.is_empty() {
             return None;
         }

@@ -230,7 +230,9 @@ impl Index {
     }
 
     /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
-    /// and the direct map's hash of `topic`, or `None` if it does not apply.
+    /// and the direct map's hash of `topic` (computed only for topics longer than
+    /// [`PACKED_BYTES`]: [`Direct::get`] reads no hash for the others), or `None` if it does
+    /// not apply.
     /// Always inlined: measured, its accumulator returned through memory stalls the reload.
     #[allow(clippy::inline_always)]
     #[inline(always)]
@@ -248,6 +250,8 @@ impl Index {
         let mut acc = self.levels.small_start();
         let mut hash = TopicHash::default();
         let mut len = 0;
+        // The direct map keys short topics by their bytes: only long ones need the hash.
+        let long = bytes.len() > PACKED_BYTES;
         let mut scan = Scan::new(config.dialect, bytes);
         loop {
             match scan.next_word() {
@@ -255,7 +259,8 @@ impl Index {
                     if nats && range.is_empty() {
                         return None;
                     }
-                    self.end_word(&mut acc, &mut hash, topic, len, range, packed, dollar);
+                    let hash = if long { Some(&mut hash) } else { None };
+                    self.end_word(&mut acc, hash, topic, len, range, packed, dollar);
                     len += 1;
                 }
                 Step::End => break,
@@ -274,13 +279,13 @@ impl Index {
     }
 
     /// One word of [`walk_small`](Self::walk_small) ends: key it (`packed`: its first bytes),
-    /// fold it into `hash` and AND its level's row into `acc` (`None` once nothing is left).
+    /// fold it into `hash` (if given) and AND its level's row into `acc` (`None` once nothing is left).
     #[allow(clippy::too_many_arguments, clippy::inline_always)] // measured, as below
     #[inline(always)]
     fn end_word(
         &self,
         acc: &mut Option<[u64; SMALL]>,
-        hash: &mut TopicHash,
+        hash: Option<&mut TopicHash>,
         topic: &str,
         level: usize,
         word: std::ops::Range<usize>,
@@ -294,7 +299,9 @@ impl Index {
         } else {
             WordKey::long(word)
         };
-        hash.push(&key);
+        if let Some(hash) = hash {
+            hash.push(&key);
+        }
         if let Some(a) = acc.as_mut() {
             if !self
                 .levels

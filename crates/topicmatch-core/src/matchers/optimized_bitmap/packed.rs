@@ -1,10 +1,10 @@
 //! Rows of short words (at most [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes) keyed by
 //! their packed bytes in an open-addressed table with linear probing: a lookup is usually one
-//! load and one integer compare in a dense array of keys, where a general hash table compares
-//! a group of tags first and then the stored key (measured: the per-level probe was the
-//! largest cost of an uncached lookup).
+//! load and one integer compare, the key beside its value in one cache line, where a general
+//! hash table compares a group of tags first and then the stored key (measured: the per-level
+//! probe was the largest cost of an uncached lookup).
 //!
-//! Invariants: `keys.len()` is zero or a power of two; a key of 0 marks an empty place (a
+//! Invariants: `entries.len()` is zero or a power of two; a key of 0 marks an empty place (a
 //! packed key is never 0, it holds the word's length plus one in its top byte); at most half
 //! of the places are used, so every probe meets an empty place; every key sits at or after
 //! (cyclically) its home place `hash & mask`, with no empty place in between. Removal shifts
@@ -15,8 +15,8 @@ use super::keys::hash_packed;
 /// An open-addressed map from packed word keys to `V`.
 #[derive(Debug)]
 pub(crate) struct PackedTable<V> {
-    keys: Vec<u64>,
-    values: Vec<V>,
+    /// Key (0: empty) and value per place.
+    entries: Vec<(u64, V)>,
     len: usize,
 }
 
@@ -24,14 +24,13 @@ impl<V: Default> PackedTable<V> {
     /// An empty table (no allocation).
     pub(crate) fn new() -> Self {
         PackedTable {
-            keys: Vec::new(),
-            values: Vec::new(),
+            entries: Vec::new(),
             len: 0,
         }
     }
 
     fn mask(&self) -> usize {
-        self.keys.len().wrapping_sub(1)
+        self.entries.len().wrapping_sub(1)
     }
 
     /// The place of `packed` (hash `hash`), if present.
@@ -44,7 +43,7 @@ impl<V: Default> PackedTable<V> {
         #[allow(clippy::cast_possible_truncation)] // only the low bits are wanted
         let mut i = hash as usize & mask;
         loop {
-            let k = self.keys[i];
+            let k = self.entries[i].0;
             if k == packed {
                 return Some(i);
             }
@@ -58,12 +57,12 @@ impl<V: Default> PackedTable<V> {
     /// The value of `packed`, whose hash is `hash` (`hash_packed(packed)`).
     #[inline]
     pub(crate) fn get(&self, packed: u64, hash: u64) -> Option<&V> {
-        self.position(packed, hash).map(|i| &self.values[i])
+        self.position(packed, hash).map(|i| &self.entries[i].1)
     }
 
     /// The value of `packed`, mutably.
     pub(crate) fn get_mut(&mut self, packed: u64, hash: u64) -> Option<&mut V> {
-        self.position(packed, hash).map(|i| &mut self.values[i])
+        self.position(packed, hash).map(|i| &mut self.entries[i].1)
     }
 
     /// The value of `packed`, inserted from `make` if absent.
@@ -75,13 +74,13 @@ impl<V: Default> PackedTable<V> {
     ) -> &mut V {
         debug_assert_ne!(packed, 0);
         if let Some(i) = self.position(packed, hash) {
-            return &mut self.values[i];
+            return &mut self.entries[i].1;
         }
-        if (self.len + 1) * 2 > self.keys.len() {
-            self.rehash((self.keys.len() * 2).max(8));
+        if (self.len + 1) * 2 > self.entries.len() {
+            self.rehash((self.entries.len() * 2).max(8));
         }
         let i = self.place(packed, hash, make());
-        &mut self.values[i]
+        &mut self.entries[i].1
     }
 
     /// Puts `packed` (absent, with room left) at the first empty place from its home.
@@ -89,11 +88,10 @@ impl<V: Default> PackedTable<V> {
         let mask = self.mask();
         #[allow(clippy::cast_possible_truncation)] // only the low bits are wanted
         let mut i = hash as usize & mask;
-        while self.keys[i] != 0 {
+        while self.entries[i].0 != 0 {
             i = (i + 1) & mask;
         }
-        self.keys[i] = packed;
-        self.values[i] = value;
+        self.entries[i] = (packed, value);
         self.len += 1;
         i
     }
@@ -102,13 +100,14 @@ impl<V: Default> PackedTable<V> {
     /// the entries).
     fn rehash(&mut self, capacity: usize) {
         debug_assert!(capacity.is_power_of_two() && capacity >= self.len * 2);
-        let keys = std::mem::replace(&mut self.keys, vec![0; capacity]);
-        let values = std::mem::replace(
-            &mut self.values,
-            std::iter::repeat_with(V::default).take(capacity).collect(),
+        let entries = std::mem::replace(
+            &mut self.entries,
+            std::iter::repeat_with(|| (0, V::default()))
+                .take(capacity)
+                .collect(),
         );
         self.len = 0;
-        for (k, v) in keys.into_iter().zip(values) {
+        for (k, v) in entries {
             if k != 0 {
                 self.place(k, hash_packed(k), v);
             }
@@ -118,49 +117,45 @@ impl<V: Default> PackedTable<V> {
     /// Removes `packed` and returns its value, if present; shrinks a mostly empty table.
     pub(crate) fn remove(&mut self, packed: u64, hash: u64) -> Option<V> {
         let mut hole = self.position(packed, hash)?;
-        let value = std::mem::take(&mut self.values[hole]);
-        self.keys[hole] = 0;
+        let value = std::mem::take(&mut self.entries[hole].1);
+        self.entries[hole].0 = 0;
         self.len -= 1;
         let mask = self.mask();
         let mut j = (hole + 1) & mask;
-        while self.keys[j] != 0 {
+        while self.entries[j].0 != 0 {
             #[allow(clippy::cast_possible_truncation)] // only the low bits are wanted
-            let home = hash_packed(self.keys[j]) as usize & mask;
+            let home = hash_packed(self.entries[j].0) as usize & mask;
             // The key at `j` may fill the hole unless its home lies after the hole (cyclically,
             // in `hole + 1 ..= j`): then moving it would put it before its home.
             if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
-                self.keys[hole] = self.keys[j];
-                self.keys[j] = 0;
-                self.values.swap(hole, j);
+                self.entries.swap(hole, j);
                 hole = j;
             }
             j = (j + 1) & mask;
         }
-        if self.keys.len() > 64 && self.len * 8 < self.keys.len() {
-            self.rehash(self.keys.len() / 2);
+        if self.entries.len() > 64 && self.len * 8 < self.entries.len() {
+            self.rehash(self.entries.len() / 2);
         }
         Some(value)
     }
 
     /// Every value, mutably.
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
-        self.keys
-            .iter()
-            .zip(&mut self.values)
+        self.entries
+            .iter_mut()
             .filter_map(|(k, v)| (*k != 0).then_some(v))
     }
 
     /// Every value.
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.keys
+        self.entries
             .iter()
-            .zip(&self.values)
             .filter_map(|(k, v)| (*k != 0).then_some(v))
     }
 
     /// Places allocated (used or not).
     pub(crate) fn capacity(&self) -> usize {
-        self.keys.len()
+        self.entries.len()
     }
 }
 
