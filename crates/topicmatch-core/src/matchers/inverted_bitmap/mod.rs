@@ -38,7 +38,7 @@ use crate::pattern::{Pattern, Word};
 use crate::topic::parse_topic;
 use door::Doorkeeper;
 use front::Front;
-use table::{Ids, Row, RowTable, TopicShape};
+use table::{Ids, Row, RowTable, TopicShape, SHAPE_WORDS};
 
 /// Default bound on cached rows.
 pub const DEFAULT_CAPACITY: usize = 16_384;
@@ -133,19 +133,18 @@ impl InvertedBitmapMatcher {
         out.extend_from_slice(&resolved);
         let ids = Ids::from_vec(resolved);
         let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
-        let shape = TopicShape {
-            keys: keys.iter().map(|k| k.hash).collect(),
-        };
+        let shape = TopicShape::new(words.len(), keys.iter().map(|k| k.hash));
         self.rows
             .write()
-            .insert(Row::new(topic, shape, slots, ids), &self.front);
+            .insert(Row::new(topic, slots, ids), shape, &self.front);
     }
 }
 
 /// A necessary condition for `pattern` to match a topic of some shape, cheap enough to skip
 /// most cached rows on a subscribe: as many words as its non-`#` words (exactly as many
 /// without `#`), and the hash of each literal word before the first `#` at its position
-/// (those positions are fixed in every topic the pattern matches).
+/// (those positions are fixed in every topic the pattern matches) among the first
+/// [`SHAPE_WORDS`].
 fn could_match(pattern: &Pattern) -> impl Fn(&TopicShape) -> bool {
     let words = pattern.words();
     let fixed = words.iter().filter(|w| **w != Word::Multi).count();
@@ -154,10 +153,11 @@ fn could_match(pattern: &Pattern) -> impl Fn(&TopicShape) -> bool {
         .iter()
         .take_while(|w| **w != Word::Multi)
         .enumerate()
+        .take(SHAPE_WORDS)
         .filter_map(|(i, w)| w.literal().map(|text| (i, WordKey::of(text).hash)))
         .collect();
     move |shape| {
-        let n = shape.keys.len();
+        let n = shape.words;
         (if exact { n == fixed } else { n >= fixed })
             && literals.iter().all(|&(i, h)| shape.keys[i] == h)
     }
@@ -194,7 +194,7 @@ impl Matcher for InvertedBitmapMatcher {
             }
             Change::Slot { slot, edge: true } => {
                 let could = could_match(pattern);
-                for (at, row) in rows.rows_mut().filter(|(_, r)| could(&r.shape)) {
+                for (at, row) in rows.rows_shaped(&could) {
                     let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
                         .expect("cached topics are valid");
                     let hit = pattern.matches_words(&words);
@@ -207,7 +207,12 @@ impl Matcher for InvertedBitmapMatcher {
                 }
             }
             Change::Slot { slot, edge: false } => {
-                for (at, row) in rows.rows_mut().filter(|(_, r)| r.slots.contains(slot)) {
+                // Only rows `pattern` matches hold its slot: the shape check skips the rest.
+                let could = could_match(pattern);
+                for (at, row) in rows
+                    .rows_shaped(&could)
+                    .filter(|(_, r)| r.slots.contains(slot))
+                {
                     row.add_id(subscriber);
                     self.front.set(&row.topic, at, &row.ids);
                 }
@@ -229,7 +234,11 @@ impl Matcher for InvertedBitmapMatcher {
                 }
             }
             Change::Slot { slot, edge } => {
-                for (at, row) in rows.rows_mut().filter(|(_, r)| r.slots.contains(slot)) {
+                let could = could_match(pattern);
+                for (at, row) in rows
+                    .rows_shaped(&could)
+                    .filter(|(_, r)| r.slots.contains(slot))
+                {
                     if edge {
                         row.slots.remove(slot);
                     }

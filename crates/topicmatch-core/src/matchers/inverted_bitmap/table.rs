@@ -26,25 +26,38 @@ type Key = SmallVec<[u8; 24]>;
 #[derive(Debug)]
 pub(crate) struct Row {
     pub(crate) topic: Box<str>,
-    /// The topic's shape, for skipping rows a new pattern cannot match.
-    pub(crate) shape: TopicShape,
     pub(crate) slots: RoaringBitmap,
     pub(crate) ids: Ids,
     referenced: AtomicBool,
 }
 
-/// What a subscribe checks before matching a cached topic in full: the hash of each of its
-/// words (their number is the topic's length).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Words of a topic whose hash its [`TopicShape`] keeps.
+pub(crate) const SHAPE_WORDS: usize = 4;
+
+/// What a subscribe checks before matching a cached topic in full: its number of words and
+/// the hashes of its first [`SHAPE_WORDS`] words (0 past its end). Kept in a dense array
+/// beside the rows, so a subscribe scans 40 bytes per cached row, not the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TopicShape {
-    pub(crate) keys: Box<[u64]>,
+    pub(crate) words: usize,
+    pub(crate) keys: [u64; SHAPE_WORDS],
+}
+
+impl TopicShape {
+    /// The shape of a topic of `words` words whose word hashes are `hashes`.
+    pub(crate) fn new(words: usize, hashes: impl Iterator<Item = u64>) -> Self {
+        let mut keys = [0; SHAPE_WORDS];
+        for (k, h) in keys.iter_mut().zip(hashes) {
+            *k = h;
+        }
+        TopicShape { words, keys }
+    }
 }
 
 impl Row {
-    pub(crate) fn new(topic: &str, shape: TopicShape, slots: RoaringBitmap, ids: Ids) -> Self {
+    pub(crate) fn new(topic: &str, slots: RoaringBitmap, ids: Ids) -> Self {
         Row {
             topic: topic.into(),
-            shape,
             slots,
             ids,
             referenced: AtomicBool::new(false),
@@ -66,8 +79,8 @@ impl Row {
             } else {
                 0
             }
-            + self.shape.keys.len() * 8
             + std::mem::size_of::<Row>()
+            + std::mem::size_of::<TopicShape>()
             + 16
     }
 }
@@ -78,6 +91,8 @@ pub(crate) struct RowTable {
     capacity: usize,
     index: FxHashMap<Key, u32>,
     rows: Vec<Row>,
+    /// `shapes[i]`: the shape of `rows[i]`'s topic.
+    shapes: Vec<TopicShape>,
     hand: usize,
 }
 
@@ -87,6 +102,7 @@ impl RowTable {
             capacity: capacity.max(1),
             index: FxHashMap::default(),
             rows: Vec::new(),
+            shapes: Vec::new(),
             hand: 0,
         }
     }
@@ -117,22 +133,30 @@ impl RowTable {
         Some((at, &mut self.rows[at as usize]))
     }
 
-    /// Every row with its position (what [`Front::set`] takes).
-    pub(crate) fn rows_mut(&mut self) -> impl Iterator<Item = (u32, &mut Row)> {
-        (0..).zip(self.rows.iter_mut())
+    /// The rows whose topic's shape passes `keep`, with their positions (what [`Front::set`]
+    /// takes).
+    pub(crate) fn rows_shaped(
+        &mut self,
+        keep: impl Fn(&TopicShape) -> bool,
+    ) -> impl Iterator<Item = (u32, &mut Row)> {
+        (0..)
+            .zip(self.shapes.iter().zip(self.rows.iter_mut()))
+            .filter_map(move |(at, (shape, row))| keep(shape).then_some((at, row)))
     }
 
     /// Adds `row` unless its topic is already there, evicting one row if full, and mirrors
     /// the change into `front`.
-    pub(crate) fn insert(&mut self, row: Row, front: &Front) {
+    pub(crate) fn insert(&mut self, row: Row, shape: TopicShape, front: &Front) {
         if self.index.contains_key(row.topic.as_bytes()) {
             return;
         }
         let at = if self.rows.len() < self.capacity {
             self.rows.push(row);
+            self.shapes.push(shape);
             self.rows.len() - 1
         } else {
             let at = self.victim(front);
+            self.shapes[at] = shape;
             let old = std::mem::replace(&mut self.rows[at], row);
             self.index.remove(old.topic.as_bytes());
             front.remove(&old.topic);
