@@ -51,7 +51,14 @@ fn pack(topic: &[u8]) -> Option<u64> {
         return None;
     }
     let n = topic.len();
-    let u32_at = |i: usize| u64::from(u32::from_le_bytes([topic[i], topic[i + 1], topic[i + 2], topic[i + 3]]));
+    let u32_at = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            topic[i],
+            topic[i + 1],
+            topic[i + 2],
+            topic[i + 3],
+        ]))
+    };
     let packed = if n >= 4 {
         // Two overlapping loads: bytes `n - 4 ..` shifted over the first four.
         u32_at(0) | u32_at(n - 4) << (8 * (n - 4))

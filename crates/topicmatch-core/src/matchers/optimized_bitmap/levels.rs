@@ -154,7 +154,10 @@ impl Levels {
                     .iter()
                     .map(|w| w.key.len() + w.row.capacity() * 8 + 32)
                     .sum::<usize>()
-                    + l.short.values().map(|s| s.row.capacity() * 8).sum::<usize>()
+                    + l.short
+                        .values()
+                        .map(|s| s.row.capacity() * 8)
+                        .sum::<usize>()
                     + l.short.capacity() * (8 + std::mem::size_of::<ShortRow>())
                     + (l.other.capacity() + l.multi.capacity()) * 8
             })
@@ -211,12 +214,13 @@ impl Levels {
                     let other = &level.other;
                     let key = WordKey::of(text);
                     if key.packed != 0 {
-                        let short = level.short.get_or_insert_with(key.packed, key.hash, || {
-                            ShortRow {
-                                row: other.clone(),
-                                literals: 0,
-                            }
-                        });
+                        let short =
+                            level
+                                .short
+                                .get_or_insert_with(key.packed, key.hash, || ShortRow {
+                                    row: other.clone(),
+                                    literals: 0,
+                                });
                         short.literals += 1;
                         bits::set(&mut short.row, slot);
                         continue;

@@ -124,10 +124,10 @@ impl<V: Default> PackedTable<V> {
         let mut j = (hole + 1) & mask;
         while self.entries[j].0 != 0 {
             #[allow(clippy::cast_possible_truncation)] // only the low bits are wanted
-            let home = hash_packed(self.entries[j].0) as usize & mask;
-            // The key at `j` may fill the hole unless its home lies after the hole (cyclically,
-            // in `hole + 1 ..= j`): then moving it would put it before its home.
-            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
+            let start = hash_packed(self.entries[j].0) as usize & mask;
+            // The key at `j` (home place `start`) may fill the hole unless `start` lies after
+            // the hole (cyclically, in `hole + 1 ..= j`): moving it would put it before `start`.
+            if (j.wrapping_sub(start) & mask) >= (j.wrapping_sub(hole) & mask) {
                 self.entries.swap(hole, j);
                 hole = j;
             }
