@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 
-use crate::errors;
+use crate::{errors, handoff};
 
 /// Runs `work` with the GIL released, so other Python threads run meanwhile. A panic inside is
 /// caught here and becomes `TopicMatchError`: no panic crosses into Python.
@@ -13,8 +13,14 @@ where
     T: Send,
     F: FnOnce() -> T + Send,
 {
-    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
-        .map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
+    let out = py.detach(|| {
+        handoff::released();
+        let out = catch_unwind(AssertUnwindSafe(work));
+        handoff::wait_for_release();
+        out
+    });
+    handoff::retaken();
+    out.map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
 }
 
 /// Runs `work` holding the GIL, turning a panic into `TopicMatchError`.

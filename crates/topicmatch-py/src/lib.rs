@@ -11,6 +11,7 @@ mod criteria;
 mod errors;
 mod fields;
 mod gil;
+mod handoff;
 mod matcher;
 mod objects;
 mod rows;
