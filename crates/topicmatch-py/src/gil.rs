@@ -1,10 +1,18 @@
 //! The one place the GIL is released.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 
 use crate::{errors, handoff};
+
+thread_local! {
+    /// When this thread last took the GIL back in [`detach`] (0: never): see `handoff`.
+    static TAKEN_AT: Cell<u64> = const { Cell::new(0) };
+}
+
+static NO_HANDOFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 /// Runs `work` with the GIL released, so other Python threads run meanwhile. A panic inside is
 /// caught here and becomes `TopicMatchError`: no panic crosses into Python.
@@ -14,12 +22,14 @@ where
     F: FnOnce() -> T + Send,
 {
     let out = py.detach(|| {
-        handoff::released();
+        handoff::GIL.released(TAKEN_AT.get());
         let out = catch_unwind(AssertUnwindSafe(work));
-        handoff::wait_for_release();
+        if !*NO_HANDOFF.get_or_init(|| std::env::var_os("TM_NO_HANDOFF").is_some()) {
+            handoff::GIL.wait_for_release();
+        }
         out
     });
-    handoff::retaken();
+    TAKEN_AT.set(handoff::GIL.retaken());
     out.map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
 }
 

@@ -6,120 +6,276 @@
 //! tenth of one of 1,000. Two threads that alternate (one looks up with the GIL released while
 //! the other builds its rows holding it) meet that cost at nearly every hand-over.
 //!
-//! So before re-taking the GIL, a thread that finished its detached work spins (briefly, on
-//! its own core) while the GIL is held by a thread that took it back here and is expected to
-//! release it here soon; once that thread releases it, the re-take finds the GIL free and
-//! takes it without sleeping. This is only a guess about when the GIL will be free, so every
-//! spin is bounded: it ends when the holder releases, when the hold has lasted well over the
-//! usual hold, or when it would exceed [`SPIN_MAX`]; then the thread asks CPython as before.
-//! Correctness never depends on it: the GIL itself is taken only through CPython.
+//! So before re-taking the GIL, a thread that finished its detached work spins (on its own
+//! core) while the GIL is held by a thread that re-took it here and is expected to release it
+//! here soon; once that thread has released it, the re-take finds the GIL free and takes it
+//! without sleeping. This is only a guess about when the GIL will be free, so every spin is
+//! bounded: it ends when the holder releases, or at a deadline of twice the usual hold past
+//! the moment the holder took the GIL (at most [`Limits::spin_max`]); then the thread asks
+//! CPython as before. At most one thread spins at a time: with two cores, a second spinner
+//! could take the core the holder needs. Correctness never depends on any of this: the GIL
+//! itself is only ever taken through CPython.
 //!
-//! The bookkeeping is two atomics. [`HOLDER`] is the time the GIL was last re-taken here, or 0
-//! once its holder released it here; every store to it is made holding the GIL, so the stores
-//! are ordered by the GIL itself, and since the GIL has one holder, the latest re-take is the
-//! only one that can still be holding it (a thread that went on to release it elsewhere, say
-//! in `time.sleep`, leaves a stale time that the age bound expires). [`HOLD_NS`] is a running
-//! average of how long a hold lasts from re-take to release, including the caller's Python
-//! code in between (freeing the previous result, the loop), which nothing else here sees.
-//! At most one thread spins at a time ([`SPINNING`]): with two cores, a second spinner could
-//! take the core the holder needs.
+//! The state is two words. `holder` is the time the GIL was last re-taken here, or 0 once
+//! that thread released it here (a compare-exchange from its own time, so a release never
+//! clears a later thread's re-take). Re-takes are stored holding the GIL, so they are
+//! ordered by it, and as the GIL has one holder the latest re-take is the only one that can
+//! still be holding it; a thread that went on to release the GIL elsewhere (`time.sleep`,
+//! CPython's switch interval) leaves a stale time that the deadline expires. `hold_ns` is a
+//! running average of a hold from re-take to release, which includes the caller's Python code
+//! in between (freeing the previous result, its loop), which nothing else here sees.
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// The longest spin: past this, sleeping and a wake-up cost little in proportion.
-const SPIN_MAX: u64 = 1_000_000;
-/// Spin at least this long past the average hold: holds vary a little.
-const SLACK: u64 = 20_000;
-/// Spin without yielding the core for this long (a wake-up costs about as much).
-const BUSY: u64 = 20_000;
-/// A hold that lasts longer than this is not one of ours (the thread went off to do something
-/// else): it does not count towards the average.
-const HOLD_CAP: u64 = 10_000_000;
-
-/// When (ns since [`epoch`]) the GIL was last re-taken by [`retaken`]; 0: released since.
-static HOLDER: AtomicU64 = AtomicU64::new(0);
-/// A running average of the hold, in ns (0: none seen yet).
-static HOLD_NS: AtomicU64 = AtomicU64::new(0);
-/// Whether a thread is spinning.
-static SPINNING: AtomicBool = AtomicBool::new(false);
-
-thread_local! {
-    /// The time this thread last re-took the GIL in [`retaken`] (0: never).
-    static TAKEN_AT: Cell<u64> = const { Cell::new(0) };
+/// How long a spin may last.
+#[derive(Clone, Copy)]
+pub struct Limits {
+    /// Added to twice the average hold: holds vary.
+    pub slack: u64,
+    /// The longest spin, in ns: past this, sleeping and a wake-up cost little in proportion.
+    pub spin_max: u64,
+    /// Spin without yielding the core for this long (a wake-up costs about as much), then
+    /// let any other runnable process on this core go first between checks.
+    pub busy: u64,
+    /// A hold longer than this is not one of a lookup loop (the thread went off to do
+    /// something else): it does not count towards the average.
+    pub hold_cap: u64,
 }
 
+/// The limits of the one instance, [`GIL`].
+const LIMITS: Limits = Limits {
+    slack: 20_000,
+    spin_max: 1_000_000,
+    busy: 20_000,
+    hold_cap: 10_000_000,
+};
+
+/// The GIL's hand-off state, shared by every thread of the process.
+pub static GIL: Handoff = Handoff::new(LIMITS);
+
+/// What [`Handoff::wait_for_release`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Nobody re-took the GIL here since its last release here: no spin.
+    Free,
+    /// The holder's deadline had passed (a stale or a long hold): no spin.
+    Late,
+    /// Another thread was spinning: no spin.
+    Busy,
+    /// Spun until the holder released it.
+    Released,
+    /// Spun until the deadline.
+    Expired,
+}
+
+/// The hand-off state: see the module docs.
+pub struct Handoff {
+    holder: AtomicU64,
+    hold_ns: AtomicU64,
+    spinning: AtomicBool,
+    limits: Limits,
+}
+
+/// Nanoseconds on a process-wide monotonic clock, at least 1 (0 means "released").
 fn now() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    // At least 1: 0 means "released". A u64 of ns lasts 584 years.
-    (EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64).max(1)
+    static START: OnceLock<Instant> = OnceLock::new();
+    // A u64 of nanoseconds lasts 584 years.
+    (START.get_or_init(Instant::now).elapsed().as_nanos() as u64).max(1)
 }
 
-/// Call without the GIL, just after releasing it: if this thread's re-take is still the
-/// latest, marks the GIL released (a spinner may now take it without sleeping) and counts
-/// the hold towards the average.
-pub fn released() {
-    let taken = TAKEN_AT.with(Cell::get);
-    if taken == 0
-        || HOLDER
-            .compare_exchange(taken, 0, Ordering::Release, Ordering::Relaxed)
-            .is_err()
-    {
-        return;
+impl Handoff {
+    pub const fn new(limits: Limits) -> Self {
+        Handoff {
+            holder: AtomicU64::new(0),
+            hold_ns: AtomicU64::new(0),
+            spinning: AtomicBool::new(false),
+            limits,
+        }
     }
-    let hold = now() - taken;
-    if hold < HOLD_CAP {
-        // Two threads may race here; losing one sample of an average is harmless.
-        let avg = HOLD_NS.load(Ordering::Relaxed);
-        let avg = if avg == 0 { hold } else { (avg * 7 + hold) / 8 };
-        HOLD_NS.store(avg, Ordering::Relaxed);
-    }
-}
 
-/// Call holding the GIL, just after taking it back.
-pub fn retaken() {
-    let t = now();
-    TAKEN_AT.with(|c| c.set(t));
-    HOLDER.store(t, Ordering::Relaxed);
-}
+    /// Call holding the GIL, just after taking it back; returns this re-take's time, for
+    /// [`Handoff::released`].
+    pub fn retaken(&self) -> u64 {
+        let t = now();
+        // Relaxed: a spinner only compares it with the time it read before.
+        self.holder.store(t, Ordering::Relaxed);
+        t
+    }
 
-/// Call without the GIL, just before asking for it: waits (spinning) while another thread that
-/// re-took it in [`retaken`] is expected to release it soon.
-pub fn wait_for_release() {
-    static OFF: OnceLock<bool> = OnceLock::new();
-    if *OFF.get_or_init(|| std::env::var_os("TM_NO_HANDOFF").is_some()) {
-        return;
+    /// Call just after releasing the GIL, with the time of this thread's last re-take (0:
+    /// none): if that re-take is still the latest, marks the GIL released, so that a spinner
+    /// takes it without sleeping, and counts the hold towards the average.
+    pub fn released(&self, taken: u64) {
+        if taken == 0
+            || self
+                .holder
+                .compare_exchange(taken, 0, Ordering::Release, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let hold = now().saturating_sub(taken);
+        if hold < self.limits.hold_cap {
+            // Two threads may race here; losing one sample of an average is harmless.
+            let avg = self.hold_ns.load(Ordering::Relaxed);
+            let avg = if avg == 0 { hold } else { (avg * 7 + hold) / 8 };
+            self.hold_ns.store(avg, Ordering::Relaxed);
+        }
     }
-    let held_since = HOLDER.load(Ordering::Acquire);
-    if held_since == 0 {
-        return;
+
+    /// The average hold, in ns (0: none seen).
+    pub fn average_hold(&self) -> u64 {
+        self.hold_ns.load(Ordering::Relaxed)
     }
-    let avg = HOLD_NS.load(Ordering::Relaxed);
-    let deadline = held_since + (2 * avg + SLACK).min(SPIN_MAX);
-    let start = now();
-    if start >= deadline
-        || SPINNING
+
+    /// Call without the GIL, just before asking for it: spins while a thread that re-took it
+    /// here is expected to release it soon (see the module docs).
+    pub fn wait_for_release(&self) -> Wait {
+        // Acquire pairs with the Release of `released`'s compare-exchange (as below).
+        let held_since = self.holder.load(Ordering::Acquire);
+        if held_since == 0 {
+            return Wait::Free;
+        }
+        let hold = 2 * self.hold_ns.load(Ordering::Relaxed) + self.limits.slack;
+        let deadline = held_since.saturating_add(hold.min(self.limits.spin_max));
+        let start = now();
+        if start >= deadline {
+            return Wait::Late;
+        }
+        if self
+            .spinning
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
-    {
-        return;
+        {
+            return Wait::Busy;
+        }
+        let outcome = loop {
+            std::hint::spin_loop();
+            if self.holder.load(Ordering::Acquire) != held_since {
+                break Wait::Released;
+            }
+            let t = now();
+            if t >= deadline {
+                break Wait::Expired;
+            }
+            if t - start > self.limits.busy {
+                std::thread::yield_now();
+            }
+        };
+        self.spinning.store(false, Ordering::Release);
+        outcome
     }
-    loop {
-        std::hint::spin_loop();
-        // Acquire pairs with the Release of `released`'s compare-exchange.
-        if HOLDER.load(Ordering::Acquire) != held_since {
-            break;
-        }
-        let t = now();
-        if t >= deadline {
-            break;
-        }
-        if t - start > BUSY {
-            // Past a short busy spell, let any other runnable process on this core go first.
-            std::thread::yield_now();
-        }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::thread;
+    use std::time::Duration;
+
+    use super::*;
+
+    const SECONDS: u64 = 1_000_000_000;
+
+    fn handoff(slack: u64, spin_max: u64) -> Arc<Handoff> {
+        Arc::new(Handoff::new(Limits {
+            slack,
+            spin_max,
+            busy: 20_000,
+            hold_cap: 50_000_000,
+        }))
     }
-    SPINNING.store(false, Ordering::Release);
+
+    #[test]
+    fn nothing_retaken_or_released_again_means_no_spin() {
+        let h = handoff(60 * SECONDS, 60 * SECONDS);
+        assert_eq!(h.wait_for_release(), Wait::Free);
+        let taken = h.retaken();
+        h.released(taken);
+        assert_eq!(h.wait_for_release(), Wait::Free);
+    }
+
+    #[test]
+    fn a_waiter_spins_until_the_holder_releases() {
+        let h = handoff(60 * SECONDS, 60 * SECONDS);
+        let taken = h.retaken();
+        let released = Arc::new(AtomicBool::new(false));
+        let holder = {
+            let (h, released) = (Arc::clone(&h), Arc::clone(&released));
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(5));
+                released.store(true, Ordering::SeqCst);
+                h.released(taken);
+            })
+        };
+        assert_eq!(h.wait_for_release(), Wait::Released);
+        assert!(released.load(Ordering::SeqCst));
+        holder.join().unwrap();
+    }
+
+    #[test]
+    fn a_spin_ends_at_the_deadline_when_nobody_releases() {
+        let h = handoff(50_000_000, 60 * SECONDS);
+        h.retaken();
+        assert_eq!(h.wait_for_release(), Wait::Expired);
+        // The holder is now older than its deadline: later waiters do not spin at all.
+        assert_eq!(h.wait_for_release(), Wait::Late);
+    }
+
+    #[test]
+    fn the_spin_max_caps_a_long_average_hold() {
+        let h = handoff(60 * SECONDS, 50_000_000);
+        h.retaken();
+        assert_eq!(h.wait_for_release(), Wait::Expired);
+        assert_eq!(h.wait_for_release(), Wait::Late);
+    }
+
+    #[test]
+    fn a_release_does_not_clear_a_later_retake() {
+        let h = handoff(50_000_000, 60 * SECONDS);
+        let first = h.retaken();
+        thread::sleep(Duration::from_millis(1));
+        let second = h.retaken();
+        assert_ne!(first, second);
+        h.released(first);
+        // Still held by the second re-take: a waiter spins (to its deadline here).
+        assert_eq!(h.wait_for_release(), Wait::Expired);
+        h.released(second);
+        assert_eq!(h.wait_for_release(), Wait::Free);
+    }
+
+    #[test]
+    fn one_thread_spins_at_a_time() {
+        let h = handoff(60 * SECONDS, 60 * SECONDS);
+        let taken = h.retaken();
+        let spinner = {
+            let h = Arc::clone(&h);
+            thread::spawn(move || h.wait_for_release())
+        };
+        while !h.spinning.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        assert_eq!(h.wait_for_release(), Wait::Busy);
+        h.released(taken);
+        assert_eq!(spinner.join().unwrap(), Wait::Released);
+    }
+
+    #[test]
+    fn the_average_follows_the_holds_and_skips_long_ones() {
+        let h = handoff(0, 60 * SECONDS);
+        for _ in 0..3 {
+            let taken = h.retaken();
+            thread::sleep(Duration::from_millis(2));
+            h.released(taken);
+        }
+        let avg = h.average_hold();
+        assert!((2_000_000..50_000_000).contains(&avg), "{avg}");
+        let taken = h.retaken();
+        thread::sleep(Duration::from_millis(60));
+        h.released(taken);
+        assert_eq!(h.average_hold(), avg, "a hold past the cap is not counted");
+    }
 }
