@@ -12,8 +12,6 @@ thread_local! {
     static TAKEN_AT: Cell<u64> = const { Cell::new(0) };
 }
 
-static NO_HANDOFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-
 /// Runs `work` with the GIL released, so other Python threads run meanwhile. A panic inside is
 /// caught here and becomes `TopicMatchError`: no panic crosses into Python.
 pub fn detach<T, F>(py: Python<'_>, work: F) -> PyResult<T>
@@ -24,7 +22,7 @@ where
     let out = py.detach(|| {
         handoff::GIL.released(TAKEN_AT.get());
         let out = catch_unwind(AssertUnwindSafe(work));
-        if !*NO_HANDOFF.get_or_init(|| std::env::var_os("TM_NO_HANDOFF").is_some()) {
+        if std::env::var_os("TM_NO_HANDOFF").is_none() {
             handoff::GIL.wait_for_release();
         }
         out
