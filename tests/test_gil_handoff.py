@@ -35,3 +35,30 @@ def test_threads_alternating_on_the_gil_get_every_result_right() -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_single_lookups_and_batches_interleave_on_the_gil() -> None:
+    # Calls of every length share the hand-off's average hold; none may wait on a wrong guess
+    # forever, and all of them stay right.
+    m, topics, want = loaded()
+    errors: list[str] = []
+
+    def singles() -> None:
+        for _ in range(3):
+            for topic, row in zip(topics, want):
+                if sorted(m.lookup(topic)) != row or not m.matches_any(topic):
+                    errors.append(f"{topic} came back wrong")
+                    return
+
+    def batches() -> None:
+        for _ in range(100):
+            if [sorted(r) for r in m.lookup_many(topics)] != want:
+                errors.append("a batch came back wrong")
+                return
+
+    threads = [threading.Thread(target=f) for f in (singles, batches, singles, batches)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
