@@ -22,7 +22,7 @@ where
     let out = py.detach(|| {
         handoff::GIL.released(TAKEN_AT.get());
         let out = catch_unwind(AssertUnwindSafe(work));
-        if std::env::var_os("TM_NO_HANDOFF").is_none() {
+        if handoff::spin_enabled() {
             handoff::GIL.wait_for_release();
         }
         out

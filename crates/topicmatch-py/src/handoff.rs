@@ -55,6 +55,15 @@ const LIMITS: Limits = Limits {
 /// The GIL's hand-off state, shared by every thread of the process.
 pub static GIL: Handoff = Handoff::new(LIMITS);
 
+/// Whether threads spin for the GIL at all: yes unless the environment variable
+/// `TOPICMATCH_GIL_SPIN` is `0` when the first call releases the GIL (as OpenMP's
+/// `OMP_WAIT_POLICY=passive`, for a machine whose every core is busy with other work, where a
+/// spinner only takes turns from them).
+pub fn spin_enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| !matches!(std::env::var_os("TOPICMATCH_GIL_SPIN"), Some(v) if v == "0"))
+}
+
 /// What [`Handoff::wait_for_release`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
