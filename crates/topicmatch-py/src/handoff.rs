@@ -55,13 +55,21 @@ const LIMITS: Limits = Limits {
 /// The GIL's hand-off state, shared by every thread of the process.
 pub static GIL: Handoff = Handoff::new(LIMITS);
 
-/// Whether threads spin for the GIL at all: yes unless the environment variable
-/// `TOPICMATCH_GIL_SPIN` is `0` when the first call releases the GIL (as OpenMP's
-/// `OMP_WAIT_POLICY=passive`, for a machine whose every core is busy with other work, where a
-/// spinner only takes turns from them).
+/// Whether threads spin for the GIL at all: set once by [`configure`].
+static SPIN: AtomicBool = AtomicBool::new(false);
+
+/// Turns the spin on, when the module is imported, unless the interpreter has no GIL (a
+/// free-threaded build, where nothing is handed over) or the environment variable
+/// `TOPICMATCH_GIL_SPIN` is `0` (as OpenMP's `OMP_WAIT_POLICY=passive`: for a machine whose
+/// cores are all busy with other work, where a spinner only takes turns from it).
+pub fn configure(gil_enabled: bool) {
+    let off = matches!(std::env::var_os("TOPICMATCH_GIL_SPIN"), Some(v) if v == "0");
+    SPIN.store(gil_enabled && !off, Ordering::Relaxed);
+}
+
+/// Whether [`configure`] turned the spin on.
 pub fn spin_enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| !matches!(std::env::var_os("TOPICMATCH_GIL_SPIN"), Some(v) if v == "0"))
+    SPIN.load(Ordering::Relaxed)
 }
 
 /// What [`Handoff::wait_for_release`] did.
@@ -285,5 +293,22 @@ mod tests {
             avg,
             "a hold past the cap is not counted"
         );
+    }
+
+    #[test]
+    fn the_spin_is_off_without_a_gil_or_when_the_environment_says_so() {
+        // The only test that touches the process-wide switch or the variable.
+        std::env::remove_var("TOPICMATCH_GIL_SPIN");
+        configure(true);
+        assert!(spin_enabled());
+        configure(false);
+        assert!(!spin_enabled());
+        std::env::set_var("TOPICMATCH_GIL_SPIN", "0");
+        configure(true);
+        assert!(!spin_enabled());
+        std::env::set_var("TOPICMATCH_GIL_SPIN", "1");
+        configure(true);
+        assert!(spin_enabled());
+        std::env::remove_var("TOPICMATCH_GIL_SPIN");
     }
 }
