@@ -18,7 +18,9 @@
 //!
 //! The state is two words. `holder` is the time the GIL was last re-taken here, or 0 once
 //! that thread released it here (a compare-exchange from its own time, so a release never
-//! clears a later thread's re-take). Re-takes are stored holding the GIL, so they are
+//! clears a later thread's re-take). The release is marked just after CPython has dropped the
+//! GIL, never before: a spinner that sees it and asks for the GIL finds it free, instead of
+//! going to sleep on it a moment too early. Re-takes are stored holding the GIL, so they are
 //! ordered by it, and as the GIL has one holder the latest re-take is the only one that can
 //! still be holding it; a thread that went on to release the GIL elsewhere (`time.sleep`,
 //! CPython's switch interval) leaves a stale time that the deadline expires. `hold_ns` is a
