@@ -1,15 +1,15 @@
 """How much of `Matcher.lookup_many`'s time holds the GIL: ns per topic, from perf samples.
 
-Not a test: a measurement. One thread loops `lookup_many` over ftm batches (and drops each
-result, as the thread-scaling benchmark does) while `perf record --call-graph dwarf` samples
-it. A sample is GIL-free when its stack is inside `gil::detach`'s closure; every other sample
+Not a test: a measurement. One thread (or ``--threads N`` sharing the matcher) loops
+`lookup_many` over ftm batches (and drops each result, as the thread-scaling benchmark does)
+while `perf record --call-graph dwarf` samples it. A sample is GIL-free when its stack is inside `gil::detach`'s closure; every other sample
 of the loop holds the GIL, split into where: borrowing the topics, building the rows, the
 GIL release/re-acquire itself, the rest of the call, and the caller (the Python loop and
 freeing the previous result). Shares times the loop's CPU ns/topic give ns/topic, which
 depend little on other processes (CPU time, not wall time). Needs `perf`.
 
     .venv/bin/python scripts/profile_lookup_many_gil.py [--batch N] [--seconds S] [--detail NS]
-        [algorithm ...]
+        [--threads N] [algorithm ...]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,15 +46,15 @@ def classify(stack: list[str]) -> str:
     return "caller"
 
 
-def samples(data: Path, leaves: collections.Counter[tuple[str, str]]) -> collections.Counter[str]:
-    """Bucket counts of the main thread's samples; `leaves` counts (bucket, leaf function)."""
+def samples(data: Path, tids: set[str],
+            leaves: collections.Counter[tuple[str, str]]) -> collections.Counter[str]:
+    """Bucket counts of the looping threads' samples; `leaves` counts (bucket, leaf function)."""
     out = subprocess.run(["perf", "script", "-i", str(data), "-F", "tid,ip,sym"],
                          capture_output=True, text=True, check=True).stdout
     counts: collections.Counter[str] = collections.Counter()
-    main = str(os.getpid())
     for block in out.split("\n\n"):
         lines = block.strip().splitlines()
-        if lines and lines[0].strip() == main:
+        if lines and lines[0].strip() in tids:
             bucket = classify(lines[1:])
             counts[bucket] += 1
             if len(lines) > 1:
@@ -61,27 +62,49 @@ def samples(data: Path, leaves: collections.Counter[tuple[str, str]]) -> collect
     return counts
 
 
-def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int) -> None:
+def profile(algorithm: str, batch: int, seconds: float, data: Path, detail: int,
+            threads: int) -> None:
     m, batches = warm_ftm(algorithm, batch)
     lookup_many = m.lookup_many
+    counts_cpu = [(0, 0.0)] * threads
+    tids: set[str] = set()
+    go, done = threading.Event(), threading.Event()
+
+    def loop(k: int) -> None:
+        tids.add(str(threading.get_native_id()))
+        go.wait()
+        n, began = 0, time.thread_time()
+        # Thread k walks its own batches (distinct ones, as in the scaling benchmarks).
+        mine = batches[k * 50 : (k + 1) * 50] or batches[:50]
+        while not done.is_set():
+            for b in mine:
+                lookup_many(b)
+            n += len(mine) * batch
+        counts_cpu[k] = (n, time.thread_time() - began)
+
+    # The threads exist before perf attaches: `perf record -p` follows only those.
+    workers = [threading.Thread(target=loop, args=(k,)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    while len(tids) < threads:
+        time.sleep(0.01)
     perf = subprocess.Popen(["perf", "record", "-q", "-F", "1999", "--call-graph", "dwarf,8192",
                              "-p", str(os.getpid()), "-o", str(data), "--", "sleep",
                              str(seconds)], stdout=subprocess.DEVNULL)
     time.sleep(0.2)
-    n = 0
-    cpu = time.process_time()
-    loop = batches[:50]
-    while perf.poll() is None:
-        for b in loop:
-            lookup_many(b)
-        n += len(loop) * batch
-    cpu = time.process_time() - cpu
+    go.set()
+    perf.wait()
+    done.set()
+    for w in workers:
+        w.join()
+    n = sum(c[0] for c in counts_cpu)
+    cpu = sum(c[1] for c in counts_cpu)
     leaves: collections.Counter[tuple[str, str]] = collections.Counter()
-    counts = samples(data, leaves)
+    counts = samples(data, tids, leaves)
     total = sum(counts.values())
     per_topic = 1e9 * cpu / n
     held = total - counts["free"]
-    print(f"{algorithm} batch {batch}: {per_topic:.0f} CPU ns/topic, {total} samples; "
+    print(f"{algorithm} batch {batch}, {threads} thread(s): {per_topic:.0f} CPU ns/topic, {total} samples; "
           f"GIL held {held / total * per_topic:.0f} ns/topic ({held / total:.0%}), "
           f"free {counts['free'] / total * per_topic:.0f}")
     for bucket in ("topics", "rows", "gil switch", "call (other)", "caller", "free"):
@@ -96,12 +119,14 @@ def main() -> None:
     parser.add_argument("algorithms", nargs="*", default=["cstrie", "trie"])
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--threads", type=int, default=1, help="threads looping on one matcher")
     parser.add_argument("--detail", type=float, default=0,
                         help="also list leaf functions costing at least this many ns/topic")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for algorithm in args.algorithms:
-            profile(algorithm, args.batch, args.seconds, Path(tmp) / "perf.data", args.detail)
+            profile(algorithm, args.batch, args.seconds, Path(tmp) / "perf.data", args.detail,
+                    args.threads)
     sys.stdout.flush()
 
 

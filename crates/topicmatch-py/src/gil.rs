@@ -1,10 +1,16 @@
 //! The one place the GIL is released.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 
-use crate::errors;
+use crate::{errors, handoff};
+
+thread_local! {
+    /// When this thread last took the GIL back in [`detach`] (0: never): see `handoff`.
+    static TAKEN_AT: Cell<u64> = const { Cell::new(0) };
+}
 
 /// Runs `work` with the GIL released, so other Python threads run meanwhile. A panic inside is
 /// caught here and becomes `TopicMatchError`: no panic crosses into Python.
@@ -13,8 +19,16 @@ where
     T: Send,
     F: FnOnce() -> T + Send,
 {
-    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
-        .map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
+    let out = py.detach(|| {
+        handoff::GIL.released(TAKEN_AT.get());
+        let out = catch_unwind(AssertUnwindSafe(work));
+        if handoff::spin_enabled() {
+            handoff::GIL.wait_for_release();
+        }
+        out
+    });
+    TAKEN_AT.set(handoff::GIL.retaken());
+    out.map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
 }
 
 /// Runs `work` holding the GIL, turning a panic into `TopicMatchError`.

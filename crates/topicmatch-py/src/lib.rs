@@ -11,6 +11,7 @@ mod criteria;
 mod errors;
 mod fields;
 mod gil;
+mod handoff;
 mod matcher;
 mod objects;
 mod rows;
@@ -51,6 +52,13 @@ fn panic_for_tests(py: Python<'_>, release_gil: bool) -> PyResult<()> {
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // `sys._is_gil_enabled` exists from 3.13 on; before, there is always a GIL.
+    let sys = py.import("sys")?;
+    let gil_enabled = match sys.getattr("_is_gil_enabled") {
+        Ok(f) => f.call0()?.is_truthy()?,
+        Err(_) => true,
+    };
+    handoff::configure(gil_enabled);
     errors::register(m)?;
     m.add_class::<matcher::PyMatcher>()?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;
