@@ -15,6 +15,7 @@
 use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
+use smallvec::SmallVec;
 
 use super::hamt::Hamt;
 use super::raw::Child;
@@ -110,7 +111,8 @@ pub(super) struct Label {
 }
 
 impl Label {
-    fn new(word: &str, key: Key) -> Label {
+    /// The label of `word`, whose key is `key`.
+    pub(super) fn new(word: &str, key: Key) -> Label {
         Label {
             key,
             long: key.is_long().then(|| Arc::new(word.to_owned())),
@@ -124,59 +126,69 @@ impl Label {
         self.long.as_deref().map(String::as_str) == Some(word)
     }
 
+    /// The label of an I-node no word leads to (the root, a wildcard child): it matches no
+    /// word (a long word's key with no word to settle it).
+    pub(super) fn none() -> Label {
+        Label {
+            key: Key::new(u128::from(LONG) << 120),
+            long: None,
+        }
+    }
+
     /// Whether this is the label of `word`, whose key is `key`.
-    #[inline]
-    fn is(&self, word: &str, key: Key) -> bool {
-        self.key == key
-            && (!key.is_long() || self.long.as_deref().map(String::as_str) == Some(word))
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // part of the lookup's inner loop
+    pub(super) fn is(&self, word: &str, key: Key) -> bool {
+        self.key == key && (!key.is_long() || self.is_long(word))
     }
 }
 
-/// One child of a narrow level.
-#[derive(Clone)]
-pub(super) struct Kid {
-    label: Label,
-    child: Child,
-}
-
-/// A narrow level's children: one tag byte per child inline (in the main node's cache line),
-/// the children in a shared array in the same order. A lookup compares its word's tag with all
-/// sixteen tags at once (a branch-free loop the compiler turns into one vector compare), then
-/// checks the full key of the one candidate (rarely more).
+/// A narrow level's children, inline in the main node: one tag byte per child, and the child
+/// links themselves, so a lookup finds its candidate without leaving the main node (the child
+/// I-node carries its own label, which the lookup checks when it visits it: see [`Label`] and
+/// `raw::INode`). Writers compare full labels, kept in a shared array in the same order.
+/// A lookup compares its word's tag with all sixteen tags at once (a branch-free loop the
+/// compiler turns into one vector compare); slots past the last child hold no link.
 #[derive(Clone)]
 pub(super) struct Narrow {
     tags: [u8; NARROW],
-    kids: Arc<[Kid]>,
+    children: [Option<Child>; NARROW],
+    labels: Arc<[Label]>,
 }
 
 impl Narrow {
     /// The level of `kids` (one to [`NARROW`] children).
-    fn of(kids: Arc<[Kid]>) -> Narrow {
+    fn of(kids: &[(Label, Child)]) -> Narrow {
         debug_assert!((1..=NARROW).contains(&kids.len()));
         let mut tags = [0; NARROW];
-        for (tag, kid) in tags.iter_mut().zip(kids.iter()) {
-            *tag = kid.label.key.tag();
+        let mut children = [None; NARROW];
+        for (i, (label, child)) in kids.iter().enumerate() {
+            tags[i] = label.key.tag();
+            children[i] = Some(*child);
         }
-        Narrow { tags, kids }
+        Narrow {
+            tags,
+            children,
+            labels: kids.iter().map(|(label, _)| label.clone()).collect(),
+        }
+    }
+
+    /// The children with their labels, in order.
+    fn kids(&self) -> impl Iterator<Item = (&Label, Child)> {
+        self.labels.iter().zip(self.children.iter().flatten().copied())
     }
 
     /// The children whose tag is `tag`, as a set of bytes: byte `i` of the result is `0x80`
-    /// if child `i` has the tag, else 0. Branch-free SWAR over the 16 tags at once (the exact
-    /// zero-byte test of `tags ^ tag`, which has no false positives).
+    /// if slot `i` has the tag, else 0 (padding slots may be in it: they hold no link).
+    /// Branch-free SWAR over the 16 tags at once (the exact zero-byte test of `tags ^ tag`,
+    /// which has no false positives).
     #[inline(always)]
     #[allow(clippy::inline_always)] // part of the lookup's inner loop
     fn candidates(&self, tag: u8) -> u128 {
         const ONES: u128 = u128::MAX / 0xFF;
         const LOW7: u128 = ONES * 0x7F;
         let x = u128::from_le_bytes(self.tags) ^ (ONES * u128::from(tag));
-        let zero = !(((x & LOW7) + LOW7) | x | LOW7);
-        // Tags past the last child are padding.
-        let len = self.kids.len();
-        if len < NARROW {
-            zero & ((1u128 << (8 * len)) - 1)
-        } else {
-            zero
-        }
+        !(((x & LOW7) + LOW7) | x | LOW7)
     }
 }
 
@@ -209,25 +221,42 @@ impl Kids {
         }
     }
 
-    /// The child along `word`, whose key is `key`. Inlined into the lookup's loop: the narrow
-    /// scan is a handful of instructions, cheaper than the call.
+    /// The child along `word`, whose key is `key` (for writers).
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+        match self {
+            Kids::Narrow(Some(narrow)) => {
+                let at = narrow.labels.iter().position(|label| label.is(word, key))?;
+                narrow.children[at].as_ref()
+            }
+            Kids::Wide(map) => Self::get_wide(map, word, key),
+            Kids::Narrow(None) | Kids::Tomb => None,
+        }
+    }
+
+    /// The lookup's version of [`get`](Self::get): calls `f(child, checked)` on each candidate
+    /// child along `word`. A narrow level's candidates are the children whose tag matches,
+    /// unchecked (`checked` false: the caller checks the child's own label, see
+    /// `raw::INode::is_labelled`, when it visits it); a wide level's is the child itself.
+    /// Inlined into the lookup's loop: the narrow scan is a handful of instructions.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+    pub(super) fn candidates<'m>(&'m self, word: &str, key: Key, mut f: impl FnMut(&'m Child, bool)) {
         match self {
             Kids::Narrow(Some(narrow)) => {
                 let mut mask = narrow.candidates(key.tag());
                 while mask != 0 {
-                    let kid = &narrow.kids[(mask.trailing_zeros() / 8) as usize];
-                    if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
-                        return Some(&kid.child);
+                    if let Some(child) = &narrow.children[(mask.trailing_zeros() / 8) as usize] {
+                        f(child, false);
                     }
                     mask &= mask - 1;
                 }
-                None
             }
-            Kids::Wide(map) => Self::get_wide(map, word, key),
-            Kids::Narrow(None) | Kids::Tomb => None,
+            Kids::Wide(map) => {
+                if let Some(child) = Self::get_wide(map, word, key) {
+                    f(child, true);
+                }
+            }
+            Kids::Narrow(None) | Kids::Tomb => {}
         }
     }
 
@@ -248,32 +277,27 @@ impl Kids {
         let label = Label::new(word, key);
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
-                let kids = match self {
-                    Kids::Narrow(Some(narrow)) => &narrow.kids[..],
-                    _ => &[],
-                };
-                let at = kids.iter().position(|kid| kid.label.is(word, key));
-                if at.is_none() && kids.len() == NARROW {
-                    let mut map = Hamt::default();
-                    for kid in kids {
-                        map =
-                            map.insert(kid.label.key.hash(), kid.label.clone(), kid.child, |_| {
-                                false
-                            });
-                    }
-                    return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
-                }
-                let kid = Kid { label, child };
-                // Exact-size iterators: the shared array is allocated once, in place.
-                let next: Arc<[Kid]> = match at {
-                    Some(at) => kids
-                        .iter()
-                        .enumerate()
-                        .map(|(i, old)| if i == at { kid.clone() } else { old.clone() })
+                let mut kids: SmallVec<[(Label, Child); NARROW]> = match self {
+                    Kids::Narrow(Some(narrow)) => narrow
+                        .kids()
+                        .map(|(label, child)| (label.clone(), child))
                         .collect(),
-                    None => kids.iter().cloned().chain([kid]).collect(),
+                    _ => SmallVec::new(),
                 };
-                Kids::Narrow(Some(Narrow::of(next)))
+                match kids.iter().position(|(l, _)| l.is(word, key)) {
+                    Some(at) => kids[at] = (label, child),
+                    None if kids.len() == NARROW => {
+                        let mut map = Hamt::default();
+                        for (label, child) in kids {
+                            map = map.insert(label.key.hash(), label, child, |_| false);
+                        }
+                        return Kids::Wide(map.insert(key.hash(), Label::new(word, key), child, |_| {
+                            false
+                        }));
+                    }
+                    None => kids.push((label, child)),
+                }
+                Kids::Narrow(Some(Narrow::of(&kids)))
             }
             Kids::Wide(map) => {
                 Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
@@ -285,31 +309,23 @@ impl Kids {
     pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
         match self {
             Kids::Narrow(None) | Kids::Tomb => None,
-            Kids::Narrow(Some(Narrow { kids, .. })) => {
-                let at = kids.iter().position(|kid| kid.label.is(word, key))?;
-                if kids.len() == 1 {
-                    return Some(Kids::Narrow(None));
-                }
-                let next: Arc<[Kid]> = kids
-                    .iter()
+            Kids::Narrow(Some(narrow)) => {
+                let at = narrow.labels.iter().position(|label| label.is(word, key))?;
+                let kids: SmallVec<[(Label, Child); NARROW]> = narrow
+                    .kids()
                     .enumerate()
                     .filter(|(i, _)| *i != at)
-                    .map(|(_, kid)| kid.clone())
+                    .map(|(_, (label, child))| (label.clone(), child))
                     .collect();
-                Some(Kids::Narrow(Some(Narrow::of(next))))
+                Some(Kids::Narrow((!kids.is_empty()).then(|| Narrow::of(&kids))))
             }
             Kids::Wide(map) => {
                 let map = map.remove(key.hash(), |l| l.is(word, key))?;
                 if map.len() < NARROW / 2 {
-                    let mut kids = Vec::with_capacity(map.len());
-                    map.for_each(|label, child| {
-                        kids.push(Kid {
-                            label: label.clone(),
-                            child: *child,
-                        });
-                    });
+                    let mut kids: SmallVec<[(Label, Child); NARROW]> = SmallVec::new();
+                    map.for_each(|label, child| kids.push((label.clone(), *child)));
                     return Some(Kids::Narrow(
-                        (!kids.is_empty()).then(|| Narrow::of(kids.into())),
+                        (!kids.is_empty()).then(|| Narrow::of(&kids)),
                     ));
                 }
                 Some(Kids::Wide(map))
@@ -321,7 +337,7 @@ impl Kids {
     pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
         match self {
             Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(narrow)) => narrow.kids.iter().for_each(|kid| f(kid.child)),
+            Kids::Narrow(Some(narrow)) => narrow.children.iter().flatten().for_each(|&c| f(c)),
             Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
@@ -332,9 +348,20 @@ mod tests {
     use super::Key;
 
     #[test]
-    fn a_main_node_stays_80_bytes_and_a_narrow_entry_half_a_cache_line() {
-        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 80);
-        assert_eq!(std::mem::size_of::<super::Kid>(), 32);
+    fn a_main_node_holds_a_narrow_level_inline_in_four_cache_lines() {
+        // 16 tags and 16 links inline, the rest small: a lookup reads the tags and the one
+        // candidate link, never a separate array.
+        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 256);
+        assert_eq!(std::mem::size_of::<Option<super::Child>>(), 8);
+    }
+
+    #[test]
+    fn the_label_of_no_word_matches_no_word() {
+        let none = super::Label::none();
+        for word in ["", "a", "abcdefghijklmnopqrstuvwxyz"] {
+            assert!(!none.is(word, Key::of(word)), "{word:?}");
+            assert!(super::Label::new(word, Key::of(word)).is(word, Key::of(word)));
+        }
     }
 
     #[test]

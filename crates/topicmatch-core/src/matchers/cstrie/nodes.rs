@@ -1,7 +1,7 @@
 //! The CS-trie's nodes: immutable main nodes (C-nodes and tombstones) and the edges between
 //! levels.
 
-use super::kids::{Key, Kids};
+use super::kids::{Key, Kids, Label};
 use super::raw::Child;
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
@@ -19,6 +19,14 @@ pub(super) enum Edge<'a> {
 }
 
 impl<'a> Edge<'a> {
+    /// The label an I-node reached along this edge carries.
+    pub(super) fn label(self) -> Label {
+        match self {
+            Edge::Word(word, key) => Label::new(word, key),
+            Edge::One | Edge::Multi => Label::none(),
+        }
+    }
+
     /// The edge a pattern word follows.
     pub(super) fn of(word: &'a Word) -> Self {
         match word {
