@@ -150,6 +150,7 @@ impl Label {
 /// A lookup compares its word's tag with all sixteen tags at once (a branch-free loop the
 /// compiler turns into one vector compare); slots past the last child hold no link.
 #[derive(Clone)]
+#[repr(C)]
 pub(super) struct Narrow {
     tags: [u8; NARROW],
     children: [Option<Child>; NARROW],
@@ -194,6 +195,7 @@ impl Narrow {
 
 /// A level's children by literal word. Cloning is O(1): the versions share the array or map.
 #[derive(Clone)]
+#[repr(u8)] // the tag first, then a narrow level's tags: in the main node's first line
 pub(super) enum Kids {
     /// At most [`NARROW`] children, found by tag.
     Narrow(Option<Narrow>),
@@ -351,7 +353,12 @@ mod tests {
     fn a_main_node_holds_a_narrow_level_inline_in_four_cache_lines() {
         // 16 tags and 16 links inline, the rest small: a lookup reads the tags and the one
         // candidate link, never a separate array.
-        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 256);
+        use super::super::nodes::Main;
+        assert!(std::mem::size_of::<Main>() <= 256);
+        // The tags (right after the enum's tag) end within the first line.
+        assert!(std::mem::offset_of!(Main, words) + 8 + super::NARROW <= 64);
+        assert_eq!(std::mem::offset_of!(super::Narrow, tags), 0);
+        assert_eq!(std::mem::align_of::<Main>(), 64);
         assert_eq!(std::mem::size_of::<Option<super::Child>>(), 8);
     }
 

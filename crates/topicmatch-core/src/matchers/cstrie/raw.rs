@@ -144,7 +144,7 @@ impl INode {
     /// in its next level: the fetch overlaps the rest of this level. No effect on behaviour.
     #[inline]
     pub(super) fn prefetch(&self) {
-        prefetch(self);
+        prefetch(ptr::from_ref(self));
     }
 
     /// Takes the main node out of an I-node nobody else refers to, for iterative teardown.
@@ -169,15 +169,17 @@ impl Drop for INode {
     }
 }
 
-/// Hints the CPU to start fetching the cache line of `value`. No effect on behaviour.
+/// Hints the CPU to start fetching the cache line at `value`, which may point anywhere (past
+/// an object's end, say): a prefetch never faults and reads nothing observable. No effect on
+/// behaviour.
 #[inline]
-fn prefetch<T>(value: &T) {
+pub(super) fn prefetch<T>(value: *const T) {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint that never faults and reads nothing observable; the
-        // address is a live reference besides.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr::from_ref(value).cast::<i8>()) };
+        // SAFETY: a prefetch is a hint that never faults and reads nothing observable, whatever
+        // the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(value.cast::<i8>()) };
     }
     #[cfg(not(all(target_arch = "x86_64", not(loom))))]
     let _ = value;
