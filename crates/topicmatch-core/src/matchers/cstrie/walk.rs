@@ -224,9 +224,6 @@ fn lookup_pinned(
                 }
             }
             let node = inode.load(pin);
-            if pos < n {
-                node.prefetch_children();
-            }
             if pos == n && !node.subs.is_empty() {
                 if first_only {
                     return Ok(true);
