@@ -2,9 +2,7 @@
 //! levels.
 
 use super::kids::{Key, Kids, Label};
-use std::ptr;
-
-use super::raw::{prefetch, Child};
+use super::raw::Child;
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
@@ -45,11 +43,10 @@ impl<'a> Edge<'a> {
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
 ///
-/// Laid out for the lookup (`repr(C)`, cache-line aligned): the subscribers, the wildcard
-/// children and a narrow level's tags fill the first cache line, the narrow level's child
-/// links the next two, which a lookup requests as soon as it has the node's address.
+/// Laid out for the lookup (`repr(C)`): the subscribers, the wildcard children and a narrow
+/// level's tags fill the first 64 bytes, the narrow level's child links the next 128.
 #[derive(Default)]
-#[repr(C, align(64))]
+#[repr(C)] // not cache-line aligned: glibc's aligned allocation made inserts 4x slower
 pub(super) struct Main {
     /// Subscribers whose pattern ends here.
     pub subs: Subs,
@@ -159,16 +156,6 @@ impl Main {
     /// A copy without `sub`, or `None` if it is not here.
     pub(super) fn without_sub(&self, sub: SubscriberId) -> Option<Main> {
         Some(self.copy(None, Some(self.subs.without(sub)?)))
-    }
-
-    /// Hints the CPU to fetch the cache lines holding a narrow level's child links, which a
-    /// lookup reads right after this node's first line: the fetches overlap. No effect on
-    /// behaviour.
-    #[inline]
-    pub(super) fn prefetch_children(&self) {
-        let lines = ptr::from_ref(self).cast::<[u8; 64]>();
-        prefetch(lines.wrapping_add(1));
-        prefetch(lines.wrapping_add(2));
     }
 
     /// Appends the subscribers to `out`.

@@ -173,7 +173,7 @@ impl Drop for INode {
 /// an object's end, say): a prefetch never faults and reads nothing observable. No effect on
 /// behaviour.
 #[inline]
-pub(super) fn prefetch<T>(value: *const T) {
+fn prefetch<T>(value: *const T) {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
