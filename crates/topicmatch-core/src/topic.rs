@@ -264,13 +264,30 @@ mod plain_tests {
 
     #[test]
     fn usual_topics_take_the_plain_path() {
-        for (dialect, text) in [(Dialect::Amqp, "a.b.c"), (Dialect::Amqp, ""), (Dialect::Mqtt, "a/b"), (Dialect::Nats, "a.b")] {
+        for (dialect, text) in [
+            (Dialect::Amqp, "a.b.c"),
+            (Dialect::Amqp, ""),
+            (Dialect::Mqtt, "a/b"),
+            (Dialect::Nats, "a.b"),
+        ] {
             let limits = Limits::for_dialect(dialect);
-            assert!(scan_plain_topic(dialect, &limits, text, |_| true), "{dialect:?} {text:?}");
+            assert!(
+                scan_plain_topic(dialect, &limits, text, |_| true),
+                "{dialect:?} {text:?}"
+            );
         }
-        for (dialect, text) in [(Dialect::Mqtt, "a/+"), (Dialect::Mqtt, ""), (Dialect::Nats, "a..b"), (Dialect::Nats, "a."), (Dialect::Nats, "a.>")] {
+        for (dialect, text) in [
+            (Dialect::Mqtt, "a/+"),
+            (Dialect::Mqtt, ""),
+            (Dialect::Nats, "a..b"),
+            (Dialect::Nats, "a."),
+            (Dialect::Nats, "a.>"),
+        ] {
             let limits = Limits::for_dialect(dialect);
-            assert!(!scan_plain_topic(dialect, &limits, text, |_| true), "{dialect:?} {text:?}");
+            assert!(
+                !scan_plain_topic(dialect, &limits, text, |_| true),
+                "{dialect:?} {text:?}"
+            );
         }
     }
 }

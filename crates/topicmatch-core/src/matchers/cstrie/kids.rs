@@ -15,7 +15,6 @@
 use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
-use smallvec::SmallVec;
 
 use super::hamt::Hamt;
 use super::raw::Child;
@@ -111,8 +110,7 @@ pub(super) struct Label {
 }
 
 impl Label {
-    /// The label of `word`, whose key is `key`.
-    pub(super) fn new(word: &str, key: Key) -> Label {
+    fn new(word: &str, key: Key) -> Label {
         Label {
             key,
             long: key.is_long().then(|| Arc::new(word.to_owned())),
@@ -126,76 +124,64 @@ impl Label {
         self.long.as_deref().map(String::as_str) == Some(word)
     }
 
-    /// The label of an I-node no word leads to (the root, a wildcard child): it matches no
-    /// word (a long word's key with no word to settle it).
-    pub(super) fn none() -> Label {
-        Label {
-            key: Key::new(u128::from(LONG) << 120),
-            long: None,
-        }
-    }
-
     /// Whether this is the label of `word`, whose key is `key`.
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // part of the lookup's inner loop
-    pub(super) fn is(&self, word: &str, key: Key) -> bool {
-        self.key == key && (!key.is_long() || self.is_long(word))
+    #[inline]
+    fn is(&self, word: &str, key: Key) -> bool {
+        self.key == key
+            && (!key.is_long() || self.long.as_deref().map(String::as_str) == Some(word))
     }
 }
 
-/// A narrow level's children, inline in the main node: one tag byte per child, and the child
-/// links themselves, so a lookup finds its candidate without leaving the main node (the child
-/// I-node carries its own label, which the lookup checks when it visits it: see [`Label`] and
-/// `raw::INode`). Writers compare full labels, kept in a shared array in the same order.
-/// A lookup compares its word's tag with all sixteen tags at once (a branch-free loop the
-/// compiler turns into one vector compare); slots past the last child hold no link.
+/// One child of a narrow level.
 #[derive(Clone)]
-#[repr(C)]
+pub(super) struct Kid {
+    label: Label,
+    child: Child,
+}
+
+/// A narrow level's children: one tag byte per child inline (in the main node's cache line),
+/// the children in a shared array in the same order. A lookup compares its word's tag with all
+/// sixteen tags at once (a branch-free loop the compiler turns into one vector compare), then
+/// checks the full key of the one candidate (rarely more).
+#[derive(Clone)]
 pub(super) struct Narrow {
     tags: [u8; NARROW],
-    children: [Option<Child>; NARROW],
-    labels: Arc<[Label]>,
+    kids: Arc<[Kid]>,
 }
 
 impl Narrow {
     /// The level of `kids` (one to [`NARROW`] children).
-    fn of(kids: &[(Label, Child)]) -> Narrow {
+    fn of(kids: Arc<[Kid]>) -> Narrow {
         debug_assert!((1..=NARROW).contains(&kids.len()));
         let mut tags = [0; NARROW];
-        let mut children = [None; NARROW];
-        for (i, (label, child)) in kids.iter().enumerate() {
-            tags[i] = label.key.tag();
-            children[i] = Some(*child);
+        for (tag, kid) in tags.iter_mut().zip(kids.iter()) {
+            *tag = kid.label.key.tag();
         }
-        Narrow {
-            tags,
-            children,
-            labels: kids.iter().map(|(label, _)| label.clone()).collect(),
-        }
-    }
-
-    /// The children with their labels, in order.
-    fn kids(&self) -> impl Iterator<Item = (&Label, Child)> {
-        self.labels.iter().zip(self.children.iter().flatten().copied())
+        Narrow { tags, kids }
     }
 
     /// The children whose tag is `tag`, as a set of bytes: byte `i` of the result is `0x80`
-    /// if slot `i` has the tag, else 0 (padding slots may be in it: they hold no link).
-    /// Branch-free SWAR over the 16 tags at once (the exact zero-byte test of `tags ^ tag`,
-    /// which has no false positives).
+    /// if child `i` has the tag, else 0. Branch-free SWAR over the 16 tags at once (the exact
+    /// zero-byte test of `tags ^ tag`, which has no false positives).
     #[inline(always)]
     #[allow(clippy::inline_always)] // part of the lookup's inner loop
     fn candidates(&self, tag: u8) -> u128 {
         const ONES: u128 = u128::MAX / 0xFF;
         const LOW7: u128 = ONES * 0x7F;
         let x = u128::from_le_bytes(self.tags) ^ (ONES * u128::from(tag));
-        !(((x & LOW7) + LOW7) | x | LOW7)
+        let zero = !(((x & LOW7) + LOW7) | x | LOW7);
+        // Tags past the last child are padding.
+        let len = self.kids.len();
+        if len < NARROW {
+            zero & ((1u128 << (8 * len)) - 1)
+        } else {
+            zero
+        }
     }
 }
 
 /// A level's children by literal word. Cloning is O(1): the versions share the array or map.
 #[derive(Clone)]
-#[repr(u8)] // the tag first, then a narrow level's tags: in the main node's first line
 pub(super) enum Kids {
     /// At most [`NARROW`] children, found by tag.
     Narrow(Option<Narrow>),
@@ -223,42 +209,25 @@ impl Kids {
         }
     }
 
-    /// The child along `word`, whose key is `key` (for writers).
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
-        match self {
-            Kids::Narrow(Some(narrow)) => {
-                let at = narrow.labels.iter().position(|label| label.is(word, key))?;
-                narrow.children[at].as_ref()
-            }
-            Kids::Wide(map) => Self::get_wide(map, word, key),
-            Kids::Narrow(None) | Kids::Tomb => None,
-        }
-    }
-
-    /// The lookup's version of [`get`](Self::get): calls `f(child, checked)` on each candidate
-    /// child along `word`. A narrow level's candidates are the children whose tag matches,
-    /// unchecked (`checked` false: the caller checks the child's own label, see
-    /// `raw::INode::is_labelled`, when it visits it); a wide level's is the child itself.
-    /// Inlined into the lookup's loop: the narrow scan is a handful of instructions.
+    /// The child along `word`, whose key is `key`. Inlined into the lookup's loop: the narrow
+    /// scan is a handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn candidates<'m>(&'m self, word: &str, key: Key, mut f: impl FnMut(&'m Child, bool)) {
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
         match self {
             Kids::Narrow(Some(narrow)) => {
                 let mut mask = narrow.candidates(key.tag());
                 while mask != 0 {
-                    if let Some(child) = &narrow.children[(mask.trailing_zeros() / 8) as usize] {
-                        f(child, false);
+                    let kid = &narrow.kids[(mask.trailing_zeros() / 8) as usize];
+                    if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
+                        return Some(&kid.child);
                     }
                     mask &= mask - 1;
                 }
+                None
             }
-            Kids::Wide(map) => {
-                if let Some(child) = Self::get_wide(map, word, key) {
-                    f(child, true);
-                }
-            }
-            Kids::Narrow(None) | Kids::Tomb => {}
+            Kids::Wide(map) => Self::get_wide(map, word, key),
+            Kids::Narrow(None) | Kids::Tomb => None,
         }
     }
 
@@ -279,27 +248,32 @@ impl Kids {
         let label = Label::new(word, key);
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
-                let mut kids: SmallVec<[(Label, Child); NARROW]> = match self {
-                    Kids::Narrow(Some(narrow)) => narrow
-                        .kids()
-                        .map(|(label, child)| (label.clone(), child))
-                        .collect(),
-                    _ => SmallVec::new(),
+                let kids = match self {
+                    Kids::Narrow(Some(narrow)) => &narrow.kids[..],
+                    _ => &[],
                 };
-                match kids.iter().position(|(l, _)| l.is(word, key)) {
-                    Some(at) => kids[at] = (label, child),
-                    None if kids.len() == NARROW => {
-                        let mut map = Hamt::default();
-                        for (label, child) in kids {
-                            map = map.insert(label.key.hash(), label, child, |_| false);
-                        }
-                        return Kids::Wide(map.insert(key.hash(), Label::new(word, key), child, |_| {
-                            false
-                        }));
+                let at = kids.iter().position(|kid| kid.label.is(word, key));
+                if at.is_none() && kids.len() == NARROW {
+                    let mut map = Hamt::default();
+                    for kid in kids {
+                        map =
+                            map.insert(kid.label.key.hash(), kid.label.clone(), kid.child, |_| {
+                                false
+                            });
                     }
-                    None => kids.push((label, child)),
+                    return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
                 }
-                Kids::Narrow(Some(Narrow::of(&kids)))
+                let kid = Kid { label, child };
+                // Exact-size iterators: the shared array is allocated once, in place.
+                let next: Arc<[Kid]> = match at {
+                    Some(at) => kids
+                        .iter()
+                        .enumerate()
+                        .map(|(i, old)| if i == at { kid.clone() } else { old.clone() })
+                        .collect(),
+                    None => kids.iter().cloned().chain([kid]).collect(),
+                };
+                Kids::Narrow(Some(Narrow::of(next)))
             }
             Kids::Wide(map) => {
                 Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
@@ -311,23 +285,31 @@ impl Kids {
     pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
         match self {
             Kids::Narrow(None) | Kids::Tomb => None,
-            Kids::Narrow(Some(narrow)) => {
-                let at = narrow.labels.iter().position(|label| label.is(word, key))?;
-                let kids: SmallVec<[(Label, Child); NARROW]> = narrow
-                    .kids()
+            Kids::Narrow(Some(Narrow { kids, .. })) => {
+                let at = kids.iter().position(|kid| kid.label.is(word, key))?;
+                if kids.len() == 1 {
+                    return Some(Kids::Narrow(None));
+                }
+                let next: Arc<[Kid]> = kids
+                    .iter()
                     .enumerate()
                     .filter(|(i, _)| *i != at)
-                    .map(|(_, (label, child))| (label.clone(), child))
+                    .map(|(_, kid)| kid.clone())
                     .collect();
-                Some(Kids::Narrow((!kids.is_empty()).then(|| Narrow::of(&kids))))
+                Some(Kids::Narrow(Some(Narrow::of(next))))
             }
             Kids::Wide(map) => {
                 let map = map.remove(key.hash(), |l| l.is(word, key))?;
                 if map.len() < NARROW / 2 {
-                    let mut kids: SmallVec<[(Label, Child); NARROW]> = SmallVec::new();
-                    map.for_each(|label, child| kids.push((label.clone(), *child)));
+                    let mut kids = Vec::with_capacity(map.len());
+                    map.for_each(|label, child| {
+                        kids.push(Kid {
+                            label: label.clone(),
+                            child: *child,
+                        });
+                    });
                     return Some(Kids::Narrow(
-                        (!kids.is_empty()).then(|| Narrow::of(&kids)),
+                        (!kids.is_empty()).then(|| Narrow::of(kids.into())),
                     ));
                 }
                 Some(Kids::Wide(map))
@@ -339,7 +321,7 @@ impl Kids {
     pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
         match self {
             Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(narrow)) => narrow.children.iter().flatten().for_each(|&c| f(c)),
+            Kids::Narrow(Some(narrow)) => narrow.kids.iter().for_each(|kid| f(kid.child)),
             Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
@@ -350,24 +332,9 @@ mod tests {
     use super::Key;
 
     #[test]
-    fn a_main_node_holds_a_narrow_level_inline_tags_first() {
-        // 16 tags and 16 links inline, the rest small: a lookup reads the tags and the one
-        // candidate link, never a separate array.
-        use super::super::nodes::Main;
-        assert!(std::mem::size_of::<Main>() <= 256);
-        // The tags (right after the enum's tag) end within the first line.
-        assert!(std::mem::offset_of!(Main, words) + 8 + super::NARROW <= 64);
-        assert_eq!(std::mem::offset_of!(super::Narrow, tags), 0);
-        assert_eq!(std::mem::size_of::<Option<super::Child>>(), 8);
-    }
-
-    #[test]
-    fn the_label_of_no_word_matches_no_word() {
-        let none = super::Label::none();
-        for word in ["", "a", "abcdefghijklmnopqrstuvwxyz"] {
-            assert!(!none.is(word, Key::of(word)), "{word:?}");
-            assert!(super::Label::new(word, Key::of(word)).is(word, Key::of(word)));
-        }
+    fn a_main_node_stays_80_bytes_and_a_narrow_entry_half_a_cache_line() {
+        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 80);
+        assert_eq!(std::mem::size_of::<super::Kid>(), 32);
     }
 
     #[test]

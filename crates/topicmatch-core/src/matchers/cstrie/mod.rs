@@ -60,7 +60,6 @@ use smallvec::SmallVec;
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
-use kids::Label;
 use nodes::{Edge, Main};
 use raw::{Fresh, INode, Pin, Reclaim};
 
@@ -81,7 +80,7 @@ impl CsTrieMatcher {
     pub fn new(config: Config) -> Self {
         CsTrieMatcher {
             config,
-            root: INode::new(Main::default(), Label::none()),
+            root: INode::new(Main::default()),
             reclaim: Reclaim::default(),
         }
     }
@@ -126,15 +125,14 @@ impl CsTrieMatcher {
         }
     }
 
-    /// A new, unpublished I-node reached along `edges[0]`, with a chain of levels along the
-    /// rest of `edges` below it, ending in a leaf holding `sub`.
+    /// A new, unpublished I-node with a chain of levels along `edges` below it, ending in a
+    /// leaf holding `sub`.
     fn chain(edges: &[Edge<'_>], sub: SubscriberId) -> Fresh {
         let mut main = Main::leaf(sub);
-        for pair in edges.windows(2).rev() {
-            let below = Fresh::new(main, pair[1].label()).into_child();
-            main = Main::default().with_child(pair[1], below);
+        for &edge in edges.iter().rev() {
+            main = Main::default().with_child(edge, Fresh::new(main).into_child());
         }
-        Fresh::new(main, edges[0].label())
+        Fresh::new(main)
     }
 }
 
@@ -174,7 +172,7 @@ impl Matcher for CsTrieMatcher {
                     continue;
                 }
                 // On a failed CAS the unpublished chain is dropped, freeing it.
-                let suffix = Self::chain(&edges[depth..], subscriber);
+                let suffix = Self::chain(&edges[depth + 1..], subscriber);
                 let next = main.with_child(edges[depth], suffix.child());
                 if inode.cas(main, next, &pin) {
                     suffix.publish();

@@ -1,7 +1,7 @@
 //! The CS-trie's nodes: immutable main nodes (C-nodes and tombstones) and the edges between
 //! levels.
 
-use super::kids::{Key, Kids, Label};
+use super::kids::{Key, Kids};
 use super::raw::Child;
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
@@ -19,14 +19,6 @@ pub(super) enum Edge<'a> {
 }
 
 impl<'a> Edge<'a> {
-    /// The label an I-node reached along this edge carries.
-    pub(super) fn label(self) -> Label {
-        match self {
-            Edge::Word(word, key) => Label::new(word, key),
-            Edge::One | Edge::Multi => Label::none(),
-        }
-    }
-
     /// The edge a pattern word follows.
     pub(super) fn of(word: &'a Word) -> Self {
         match word {
@@ -42,20 +34,16 @@ impl<'a> Edge<'a> {
 /// changes again. A copy shares the children and the subscriber set, so building the next
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
-///
-/// Laid out for the lookup (`repr(C)`): the subscribers, the wildcard children and a narrow
-/// level's tags fill the first 64 bytes, the narrow level's child links the next 128.
 #[derive(Default)]
-#[repr(C)] // not cache-line aligned: glibc's aligned allocation made inserts 4x slower
 pub(super) struct Main {
-    /// Subscribers whose pattern ends here.
-    pub subs: Subs,
+    /// Children by literal word.
+    pub words: Kids,
     /// The one-word wildcard child.
     pub one: Option<Child>,
     /// The multi-word wildcard child.
     pub multi: Option<Child>,
-    /// Children by literal word.
-    pub words: Kids,
+    /// Subscribers whose pattern ends here.
+    pub subs: Subs,
 }
 
 impl Main {

@@ -21,37 +21,22 @@
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
-use super::kids::{Key, Label};
 use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
 /// reachable, and points to a main node that this I-node owns.
-///
-/// It also carries the label of the edge that leads to it, which never changes (an I-node is
-/// only ever linked from its parent along that one word), beside the main pointer: a lookup
-/// that picked it as a candidate by tag checks the label in the same cache line it reads the
-/// main pointer from, so a level costs two dependent loads (I-node, main node), not three.
 pub(super) struct INode {
     main: AtomicPtr<Main>,
-    label: Label,
 }
 
 impl INode {
-    /// A new I-node owning `main`, reached along `label`.
-    pub(super) fn new(main: Main, label: Label) -> Self {
+    /// A new I-node owning `main`.
+    pub(super) fn new(main: Main) -> Self {
         INode {
             main: AtomicPtr::new(Box::into_raw(Box::new(main))),
-            label,
         }
-    }
-
-    /// Whether the edge to this I-node is `word`, whose key is `key`.
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // part of the lookup's inner loop
-    pub(super) fn is_labelled(&self, word: &str, key: Key) -> bool {
-        self.label.is(word, key)
     }
 
     /// The current main node, valid while `pin` is held.
@@ -144,7 +129,7 @@ impl INode {
     /// in its next level: the fetch overlaps the rest of this level. No effect on behaviour.
     #[inline]
     pub(super) fn prefetch(&self) {
-        prefetch(ptr::from_ref(self));
+        prefetch(self);
     }
 
     /// Takes the main node out of an I-node nobody else refers to, for iterative teardown.
@@ -169,17 +154,15 @@ impl Drop for INode {
     }
 }
 
-/// Hints the CPU to start fetching the cache line at `value`, which may point anywhere (past
-/// an object's end, say): a prefetch never faults and reads nothing observable. No effect on
-/// behaviour.
+/// Hints the CPU to start fetching the cache line of `value`. No effect on behaviour.
 #[inline]
-fn prefetch<T>(value: *const T) {
+fn prefetch<T>(value: &T) {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint that never faults and reads nothing observable, whatever
-        // the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(value.cast::<i8>()) };
+        // SAFETY: a prefetch is a hint that never faults and reads nothing observable; the
+        // address is a live reference besides.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr::from_ref(value).cast::<i8>()) };
     }
     #[cfg(not(all(target_arch = "x86_64", not(loom))))]
     let _ = value;
@@ -235,9 +218,9 @@ impl Child {
 pub(super) struct Fresh(Child);
 
 impl Fresh {
-    /// A new I-node owning `main`, reached along `label`.
-    pub(super) fn new(main: Main, label: Label) -> Fresh {
-        let inode = Box::into_raw(Box::new(INode::new(main, label)));
+    /// A new I-node owning `main`.
+    pub(super) fn new(main: Main) -> Fresh {
+        let inode = Box::into_raw(Box::new(INode::new(main)));
         // SAFETY: `Box::into_raw` never returns null.
         Fresh(Child(unsafe { NonNull::new_unchecked(inode) }))
     }

@@ -141,19 +141,34 @@ fn a_narrow_level_rejects_words_that_only_share_a_tag() {
         let sep = if d == Dialect::Mqtt { "/" } else { "." };
         let long = "a-word-longer-than-fifteen-bytes";
         for i in 0..16u64 {
-            let word = if i % 4 == 0 { format!("{long}{i}") } else { format!("w{i}") };
+            let word = if i % 4 == 0 {
+                format!("{long}{i}")
+            } else {
+                format!("w{i}")
+            };
             m.insert(&pattern(d, &format!("{word}{sep}end")), i);
             m.insert(&pattern(d, &word), 100 + i);
         }
         for i in 0..16u64 {
-            let word = if i % 4 == 0 { format!("{long}{i}") } else { format!("w{i}") };
+            let word = if i % 4 == 0 {
+                format!("{long}{i}")
+            } else {
+                format!("w{i}")
+            };
             assert_eq!(lookup(&m, &word), vec![100 + i], "{d:?} {word}");
-            assert_eq!(lookup(&m, &format!("{word}{sep}end")), vec![i], "{d:?} {word}");
+            assert_eq!(
+                lookup(&m, &format!("{word}{sep}end")),
+                vec![i],
+                "{d:?} {word}"
+            );
         }
         for probe in 0..1000 {
             for word in [format!("x{probe}"), format!("{long}x{probe}")] {
                 assert!(lookup(&m, &word).is_empty(), "{d:?} {word}");
-                assert!(lookup(&m, &format!("{word}{sep}end")).is_empty(), "{d:?} {word}");
+                assert!(
+                    lookup(&m, &format!("{word}{sep}end")).is_empty(),
+                    "{d:?} {word}"
+                );
             }
         }
     }

@@ -66,9 +66,7 @@ enum Level {
 /// position; those for the next one are appended after them (their cache lines requested), so a
 /// level's branches are independent straight-line work, not a stack of pending branches.
 struct Frontier<'g> {
-    /// Each I-node with whether its label is still to be checked against the previous
-    /// position's word (a narrow level's candidates are picked by tag only).
-    states: SmallVec<[(&'g INode, bool); 32]>,
+    states: SmallVec<[&'g INode; 32]>,
     /// AMQP `#` states for positions past the next one.
     later: SmallVec<[(&'g INode, u32); 8]>,
     lo: usize,
@@ -78,7 +76,7 @@ struct Frontier<'g> {
 impl<'g> Frontier<'g> {
     fn new(root: &'g INode) -> Self {
         let mut states = SmallVec::new();
-        states.push((root, false));
+        states.push(root);
         Frontier {
             states,
             later: SmallVec::new(),
@@ -90,10 +88,10 @@ impl<'g> Frontier<'g> {
     /// Starts the level of position `pos`, adding the `#` states that wait for it.
     fn begin(&mut self, pos: u32) -> Level {
         if !self.later.is_empty() {
-            let mut due: SmallVec<[(&INode, bool); 8]> = SmallVec::new();
+            let mut due: SmallVec<[&INode; 8]> = SmallVec::new();
             self.later.retain(|&mut (inode, p)| {
                 if p == pos {
-                    due.push((inode, false));
+                    due.push(inode);
                 }
                 p != pos
             });
@@ -107,11 +105,11 @@ impl<'g> Frontier<'g> {
         }
     }
 
-    /// Adds `inode` to the next level, which checks its label first if `unchecked`.
+    /// Adds `inode` to the next level.
     #[inline]
-    fn push_next(&mut self, inode: &'g INode, unchecked: bool) {
+    fn push_next(&mut self, inode: &'g INode) {
         inode.prefetch();
-        self.states.push((inode, unchecked));
+        self.states.push(inode);
     }
 
     /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
@@ -125,10 +123,10 @@ impl<'g> Frontier<'g> {
             }
             if p == pos {
                 // Walked in this level: inserted at its end.
-                self.states.insert(self.hi, (multi, false));
+                self.states.insert(self.hi, multi);
                 self.hi += 1;
             } else if p == pos + 1 {
-                self.states.push((multi, false));
+                self.states.push(multi);
             } else {
                 self.later.push((multi, p));
             }
@@ -214,16 +212,9 @@ fn lookup_pinned(
         }
         let mut k = walk.lo;
         while k < walk.hi {
-            let (inode, unchecked) = walk.states[k];
-            k += 1;
-            if unchecked {
-                // A candidate by tag from the previous level: is it really that word's child?
-                let (word, key) = words[pos as usize - 1];
-                if !inode.is_labelled(word, key) {
-                    continue;
-                }
-            }
+            let inode = walk.states[k];
             let node = inode.load(pin);
+            k += 1;
             if pos == n && !node.subs.is_empty() {
                 if first_only {
                     return Ok(true);
@@ -256,12 +247,12 @@ fn lookup_pinned(
                 continue;
             }
             if let (Some(one), true) = (&node.one, wildcards_allowed) {
-                walk.push_next(one.get(pin), false);
+                walk.push_next(one.get(pin));
             }
             let (word, key) = words[pos as usize];
-            node.words.candidates(word, key, |child, checked| {
-                walk.push_next(child.get(pin), !checked);
-            });
+            if let Some(child) = node.words.get(word, key) {
+                walk.push_next(child.get(pin));
+            }
         }
         walk.end();
     }
