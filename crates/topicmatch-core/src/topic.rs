@@ -138,6 +138,70 @@ fn validate_topic_words(dialect: Dialect, text: &str) -> Result<()> {
     }
 }
 
+/// Bytes after which a topic word may be invalid in `dialect`: a topic without any of them
+/// needs no further validation beyond its size, depth and (NATS) non-empty words.
+const fn suspicious(dialect: Dialect) -> [bool; 256] {
+    let mut table = [false; 256];
+    let bytes: &[u8] = match dialect {
+        Dialect::Amqp => b"",
+        Dialect::Mqtt => b"+#\0",
+        Dialect::Nats => b"*> \t\n\r\x0c",
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+}
+
+const SUSPICIOUS: [[bool; 256]; 3] = [
+    suspicious(Dialect::Amqp),
+    suspicious(Dialect::Mqtt),
+    suspicious(Dialect::Nats),
+];
+
+/// Validation and splitting in one pass over the bytes of a plainly valid topic: calls
+/// `word(w)` on each word in order and returns true if `text` is certainly valid (within
+/// `limits`, no byte that could make a word invalid, no empty NATS token, non-empty unless
+/// AMQP). Returns false, possibly after some calls, on anything unusual or when `word` returns
+/// false: the caller then decides with [`check_topic`] (which reports the exact error) and
+/// [`split_words`].
+#[inline(always)]
+#[allow(clippy::inline_always)] // the lookup's front end: `word` must stay in the caller's loop
+pub(crate) fn scan_plain_topic<'a>(
+    dialect: Dialect,
+    limits: &Limits,
+    text: &'a str,
+    mut word: impl FnMut(&'a str) -> bool,
+) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.len() > limits.max_topic_bytes {
+        return false;
+    }
+    if bytes.is_empty() {
+        return dialect == Dialect::Amqp;
+    }
+    let sep = dialect.separator();
+    let table = &SUSPICIOUS[dialect as usize];
+    let nats = dialect == Dialect::Nats;
+    let mut start = 0;
+    let mut levels = 1;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == sep {
+            // A cut before an ASCII separator is a character boundary.
+            if (nats && i == start) || !word(&text[start..i]) {
+                return false;
+            }
+            start = i + 1;
+            levels += 1;
+        } else if table[usize::from(b)] {
+            return false;
+        }
+    }
+    levels <= limits.max_levels && !(nats && start == bytes.len()) && word(&text[start..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::split_words;
@@ -170,6 +234,60 @@ mod tests {
                 let got: Vec<&str> = split_words(dialect, text).collect();
                 assert_eq!(got, expected, "{dialect:?} {text:?}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod plain_tests {
+    use proptest::prelude::*;
+
+    use super::{check_topic, scan_plain_topic, split_words};
+    use crate::dialect::{Dialect, Limits};
+
+    proptest! {
+        #[test]
+        fn a_plain_topic_is_valid_and_split_like_split_words(
+            text in "[a.b/*>+# \t\\x00é]{0,12}",
+            max_levels in 1usize..6,
+        ) {
+            for dialect in [Dialect::Amqp, Dialect::Mqtt, Dialect::Nats] {
+                let limits = Limits { max_levels, ..Limits::for_dialect(dialect) };
+                let mut words = Vec::new();
+                if scan_plain_topic(dialect, &limits, &text, |w| { words.push(w); true }) {
+                    prop_assert!(check_topic(dialect, &limits, &text).is_ok(), "{:?} {:?}", dialect, text);
+                    prop_assert_eq!(&words, &split_words(dialect, &text).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn usual_topics_take_the_plain_path() {
+        for (dialect, text) in [
+            (Dialect::Amqp, "a.b.c"),
+            (Dialect::Amqp, ""),
+            (Dialect::Mqtt, "a/b"),
+            (Dialect::Nats, "a.b"),
+        ] {
+            let limits = Limits::for_dialect(dialect);
+            assert!(
+                scan_plain_topic(dialect, &limits, text, |_| true),
+                "{dialect:?} {text:?}"
+            );
+        }
+        for (dialect, text) in [
+            (Dialect::Mqtt, "a/+"),
+            (Dialect::Mqtt, ""),
+            (Dialect::Nats, "a..b"),
+            (Dialect::Nats, "a."),
+            (Dialect::Nats, "a.>"),
+        ] {
+            let limits = Limits::for_dialect(dialect);
+            assert!(
+                !scan_plain_topic(dialect, &limits, text, |_| true),
+                "{dialect:?} {text:?}"
+            );
         }
     }
 }

@@ -8,7 +8,7 @@
 //! subscribe cannot happen). It moves back to an array only below [`FEW`] / 2, so a set
 //! hovering around the threshold does not convert back and forth.
 
-use super::hamt::Hamt;
+use super::hamt::{Hamt, Placed};
 use crate::matcher::SubscriberId;
 use crate::sync::Arc;
 
@@ -22,6 +22,12 @@ const FEW: usize = 16;
 #[inline]
 fn sub_hash(sub: SubscriberId) -> u64 {
     sub.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+impl Placed for SubscriberId {
+    fn place(&self) -> u64 {
+        sub_hash(*self)
+    }
 }
 
 /// A set of subscriber ids, cheap to copy (two ids or one pointer).

@@ -131,3 +131,45 @@ fn mqtt_dollar_topics_skip_root_wildcards() {
     assert_eq!(lookup(&m, "a/x"), vec![1, 2]);
     assert!(m.matches_any("a/x").unwrap());
 }
+
+#[test]
+fn a_narrow_level_rejects_words_that_only_share_a_tag() {
+    // Sixteen children at one level (still narrow), probed with a thousand other words: with
+    // one-byte tags some ~60 probes share a tag with a child, and must still find nothing.
+    for d in [Dialect::Amqp, Dialect::Mqtt, Dialect::Nats] {
+        let m = matcher(d);
+        let sep = if d == Dialect::Mqtt { "/" } else { "." };
+        let long = "a-word-longer-than-fifteen-bytes";
+        for i in 0..16u64 {
+            let word = if i % 4 == 0 {
+                format!("{long}{i}")
+            } else {
+                format!("w{i}")
+            };
+            m.insert(&pattern(d, &format!("{word}{sep}end")), i);
+            m.insert(&pattern(d, &word), 100 + i);
+        }
+        for i in 0..16u64 {
+            let word = if i % 4 == 0 {
+                format!("{long}{i}")
+            } else {
+                format!("w{i}")
+            };
+            assert_eq!(lookup(&m, &word), vec![100 + i], "{d:?} {word}");
+            assert_eq!(
+                lookup(&m, &format!("{word}{sep}end")),
+                vec![i],
+                "{d:?} {word}"
+            );
+        }
+        for probe in 0..1000 {
+            for word in [format!("x{probe}"), format!("{long}x{probe}")] {
+                assert!(lookup(&m, &word).is_empty(), "{d:?} {word}");
+                assert!(
+                    lookup(&m, &format!("{word}{sep}end")).is_empty(),
+                    "{d:?} {word}"
+                );
+            }
+        }
+    }
+}

@@ -14,7 +14,7 @@ use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, SubscriberId};
-use crate::topic::{check_topic, split_words, INLINE_WORDS};
+use crate::topic::{check_topic, scan_plain_topic, split_words, INLINE_WORDS};
 
 #[cfg(not(loom))]
 thread_local! {
@@ -180,10 +180,19 @@ fn lookup_pinned(
     pin: &Pin<'_>,
 ) -> Result<bool> {
     let dialect = trie.config.dialect;
-    check_topic(dialect, &trie.config.limits, topic)?;
+    let limits = &trie.config.limits;
     let mut words: Keys<'_> = SmallVec::new();
-    for word in split_words(dialect, topic) {
+    // One pass over the bytes for a plainly valid topic; anything else is validated (and its
+    // error reported) the long way.
+    if !scan_plain_topic(dialect, limits, topic, |word| {
         words.push((word, Key::of(word)));
+        true
+    }) {
+        check_topic(dialect, limits, topic)?;
+        words.clear();
+        for word in split_words(dialect, topic) {
+            words.push((word, Key::of(word)));
+        }
     }
     let n = words.len() as u32;
     // The first word starts with `$` exactly when the topic does.
