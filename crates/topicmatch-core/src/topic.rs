@@ -138,42 +138,58 @@ fn validate_topic_words(dialect: Dialect, text: &str) -> Result<()> {
     }
 }
 
-/// Bytes after which a topic word may be invalid in `dialect`: a topic without any of them
-/// needs no further validation beyond its size, depth and (NATS) non-empty words.
+/// Bytes after which a topic word may be invalid in `dialect` (the rules of
+/// `validate_topic_words`, byte by byte): a topic without any of them needs no further
+/// validation beyond its size, depth and (NATS) non-empty words.
 const fn suspicious(dialect: Dialect) -> [bool; 256] {
     let mut table = [false; 256];
-    let bytes: &[u8] = match dialect {
-        Dialect::Amqp => b"",
-        Dialect::Mqtt => b"+#\0",
-        Dialect::Nats => b"*> \t\n\r\x0c",
-    };
-    let mut i = 0;
-    while i < bytes.len() {
-        table[bytes[i] as usize] = true;
-        i += 1;
+    match dialect {
+        Dialect::Amqp => {}
+        Dialect::Mqtt => {
+            table[b'+' as usize] = true;
+            table[b'#' as usize] = true;
+            table[0] = true;
+        }
+        Dialect::Nats => {
+            table[b'*' as usize] = true;
+            table[b'>' as usize] = true;
+            let mut i = 0;
+            while i < NATS_WHITESPACE.len() {
+                table[NATS_WHITESPACE[i] as usize] = true;
+                i += 1;
+            }
+        }
     }
     table
 }
 
-const SUSPICIOUS: [[bool; 256]; 3] = [
-    suspicious(Dialect::Amqp),
-    suspicious(Dialect::Mqtt),
-    suspicious(Dialect::Nats),
-];
+const AMQP: [bool; 256] = suspicious(Dialect::Amqp);
+const MQTT: [bool; 256] = suspicious(Dialect::Mqtt);
+const NATS: [bool; 256] = suspicious(Dialect::Nats);
+
+/// `dialect`'s table of bytes that send a topic from the one-pass fast paths (here and in
+/// `optimized_bitmap`) to [`check_topic`], which decides and reports the exact error.
+#[inline]
+pub(crate) fn suspicious_bytes(dialect: Dialect) -> &'static [bool; 256] {
+    match dialect {
+        Dialect::Amqp => &AMQP,
+        Dialect::Mqtt => &MQTT,
+        Dialect::Nats => &NATS,
+    }
+}
 
 /// Validation and splitting in one pass over the bytes of a plainly valid topic: calls
 /// `word(w)` on each word in order and returns true if `text` is certainly valid (within
 /// `limits`, no byte that could make a word invalid, no empty NATS token, non-empty unless
-/// AMQP). Returns false, possibly after some calls, on anything unusual or when `word` returns
-/// false: the caller then decides with [`check_topic`] (which reports the exact error) and
-/// [`split_words`].
+/// AMQP). Returns false, possibly after some calls, on anything unusual: the caller then
+/// decides with [`check_topic`] (which reports the exact error) and [`split_words`].
 #[inline(always)]
 #[allow(clippy::inline_always)] // the lookup's front end: `word` must stay in the caller's loop
 pub(crate) fn scan_plain_topic<'a>(
     dialect: Dialect,
     limits: &Limits,
     text: &'a str,
-    mut word: impl FnMut(&'a str) -> bool,
+    mut word: impl FnMut(&'a str),
 ) -> bool {
     let bytes = text.as_bytes();
     if bytes.len() > limits.max_topic_bytes {
@@ -183,23 +199,28 @@ pub(crate) fn scan_plain_topic<'a>(
         return dialect == Dialect::Amqp;
     }
     let sep = dialect.separator();
-    let table = &SUSPICIOUS[dialect as usize];
+    let table = suspicious_bytes(dialect);
     let nats = dialect == Dialect::Nats;
     let mut start = 0;
     let mut levels = 1;
     for (i, &b) in bytes.iter().enumerate() {
         if b == sep {
-            // A cut before an ASCII separator is a character boundary.
-            if (nats && i == start) || !word(&text[start..i]) {
+            if nats && i == start {
                 return false;
             }
+            // A cut before an ASCII separator is a character boundary.
+            word(&text[start..i]);
             start = i + 1;
             levels += 1;
         } else if table[usize::from(b)] {
             return false;
         }
     }
-    levels <= limits.max_levels && !(nats && start == bytes.len()) && word(&text[start..])
+    if levels > limits.max_levels || (nats && start == bytes.len()) {
+        return false;
+    }
+    word(&text[start..]);
+    true
 }
 
 #[cfg(test)]
@@ -254,7 +275,7 @@ mod plain_tests {
             for dialect in [Dialect::Amqp, Dialect::Mqtt, Dialect::Nats] {
                 let limits = Limits { max_levels, ..Limits::for_dialect(dialect) };
                 let mut words = Vec::new();
-                if scan_plain_topic(dialect, &limits, &text, |w| { words.push(w); true }) {
+                if scan_plain_topic(dialect, &limits, &text, |w| words.push(w)) {
                     prop_assert!(check_topic(dialect, &limits, &text).is_ok(), "{:?} {:?}", dialect, text);
                     prop_assert_eq!(&words, &split_words(dialect, &text).collect::<Vec<_>>());
                 }
@@ -272,7 +293,7 @@ mod plain_tests {
         ] {
             let limits = Limits::for_dialect(dialect);
             assert!(
-                scan_plain_topic(dialect, &limits, text, |_| true),
+                scan_plain_topic(dialect, &limits, text, |_| ()),
                 "{dialect:?} {text:?}"
             );
         }
@@ -285,7 +306,7 @@ mod plain_tests {
         ] {
             let limits = Limits::for_dialect(dialect);
             assert!(
-                !scan_plain_topic(dialect, &limits, text, |_| true),
+                !scan_plain_topic(dialect, &limits, text, |_| ()),
                 "{dialect:?} {text:?}"
             );
         }

@@ -186,7 +186,6 @@ fn lookup_pinned(
     // error reported) the long way.
     if !scan_plain_topic(dialect, limits, topic, |word| {
         words.push((word, Key::of(word)));
-        true
     }) {
         check_topic(dialect, limits, topic)?;
         words.clear();

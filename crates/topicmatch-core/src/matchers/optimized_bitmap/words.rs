@@ -8,43 +8,7 @@ use std::ops::Range;
 
 use crate::dialect::Dialect;
 use crate::matcher::Config;
-use crate::topic::INLINE_WORDS;
-
-/// Bytes after which a word may be invalid in `dialect` (the slow path then decides).
-const fn suspicious(dialect: Dialect) -> [bool; 256] {
-    let mut table = [false; 256];
-    match dialect {
-        Dialect::Amqp => {}
-        Dialect::Mqtt => {
-            table[b'+' as usize] = true;
-            table[b'#' as usize] = true;
-            table[0] = true;
-        }
-        Dialect::Nats => {
-            let mut i = 0;
-            let bytes = b"*> \t\n\r\x0c";
-            while i < bytes.len() {
-                table[bytes[i] as usize] = true;
-                i += 1;
-            }
-        }
-    }
-    table
-}
-
-const AMQP: [bool; 256] = suspicious(Dialect::Amqp);
-const MQTT: [bool; 256] = suspicious(Dialect::Mqtt);
-const NATS: [bool; 256] = suspicious(Dialect::Nats);
-
-/// `dialect`'s separator and its table of bytes the fast paths leave to `parse_topic`.
-#[inline]
-pub(crate) fn bytes_of(dialect: Dialect) -> (u8, &'static [bool; 256]) {
-    match dialect {
-        Dialect::Amqp => (b'.', &AMQP),
-        Dialect::Mqtt => (b'/', &MQTT),
-        Dialect::Nats => (b'.', &NATS),
-    }
-}
+use crate::topic::{suspicious_bytes, INLINE_WORDS};
 
 /// One pass over a topic's bytes for the fast paths: calls `word(range, packed)` for each word
 /// in order, the last included (`packed`: its first [`PACKED_BYTES`] bytes as a key). Returns
@@ -96,11 +60,10 @@ impl<'a> Scan<'a> {
     /// A cursor at the first word of `bytes` (a topic of `dialect`).
     #[inline]
     pub(crate) fn new(dialect: Dialect, bytes: &'a [u8]) -> Self {
-        let (sep, table) = bytes_of(dialect);
         Scan {
             bytes,
-            sep,
-            table,
+            sep: dialect.separator(),
+            table: suspicious_bytes(dialect),
             at: 0,
             done: false,
         }
