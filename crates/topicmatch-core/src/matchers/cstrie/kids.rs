@@ -262,12 +262,9 @@ impl Kids {
                 if at.is_none() && kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
-                        map =
-                            map.insert(kid.label.key.hash(), kid.label.clone(), kid.child, |_| {
-                                false
-                            });
+                        map = map.insert(kid.label.clone(), kid.child, |_| false);
                     }
-                    return Kids::Wide(map.insert(key.hash(), label, child, |_| false));
+                    return Kids::Wide(map.insert(label, child, |_| false));
                 }
                 let kid = Kid { label, child };
                 // Exact-size iterators: the shared array is allocated once, in place.
@@ -281,9 +278,7 @@ impl Kids {
                 };
                 Kids::Narrow(Some(Narrow::of(next)))
             }
-            Kids::Wide(map) => {
-                Kids::Wide(map.insert(key.hash(), label, child, |l| l.is(word, key)))
-            }
+            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |l| l.is(word, key))),
         }
     }
 

@@ -93,13 +93,11 @@ impl Subs {
             (_, Some(ids)) => {
                 let mut map = Hamt::default();
                 for &id in ids.iter().chain([&sub]) {
-                    map = map.insert(sub_hash(id), id, (), |s| *s == id);
+                    map = map.insert(id, (), |s| *s == id);
                 }
                 Subs::Many(map)
             }
-            (Subs::Many(map), None) => {
-                Subs::Many(map.insert(sub_hash(sub), sub, (), |s| *s == sub))
-            }
+            (Subs::Many(map), None) => Subs::Many(map.insert(sub, (), |s| *s == sub)),
             (_, None) => unreachable!("only a map has no slice"),
         }
     }
