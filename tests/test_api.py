@@ -67,7 +67,7 @@ def test_pickle_keeps_subscriptions_ids_and_subscribers(algorithm: str) -> None:
 
 
 def test_exception_hierarchy() -> None:
-    for cls in (tm.InvalidPattern, tm.InvalidTopic, tm.LimitExceeded):
+    for cls in (tm.InvalidPattern, tm.InvalidTopic, tm.InvalidSubscriber, tm.LimitExceeded):
         assert issubclass(cls, tm.TopicMatchError)
         assert issubclass(cls, ValueError)
     assert not issubclass(tm.TopicMatchError, ValueError)
@@ -117,13 +117,15 @@ def test_bad_types_and_lone_surrogates() -> None:
         m.subscribe("a/b", 1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         m.subscribe("a/b", True)
-    with pytest.raises(ValueError):
+    with pytest.raises(tm.InvalidSubscriber, match="64 bits"):
         m.subscribe("a/b", 2**70)
+    with pytest.raises(tm.InvalidSubscriber, match="64 bits"):
+        m.subscribe("a/b", -(2**63) - 1)
     with pytest.raises(tm.InvalidPattern, match="surrogate"):
         m.subscribe("a/\ud800", "s")
     with pytest.raises(tm.InvalidTopic, match="surrogate"):
         m.lookup("a/\udfff")
-    with pytest.raises(ValueError):
+    with pytest.raises(tm.InvalidSubscriber, match="surrogate"):
         m.subscribe("a/b", "\ud800")
     with pytest.raises(TypeError):
         m.lookup_many("a/b")

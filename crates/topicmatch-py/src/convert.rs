@@ -34,22 +34,22 @@ pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'
         .map_err(|_| crate::topics::lone_surrogate_topic(dialect))
 }
 
-/// Extracts a subscriber: an `int` in the 64-bit range or a `str`.
+/// Extracts a subscriber: an `int` in the 64-bit range or a `str` of valid UTF-8 (else
+/// `InvalidSubscriber`; any other type: `TypeError`).
 pub fn subscriber(obj: &Bound<'_, PyAny>) -> PyResult<Subscriber> {
     if let Ok(s) = obj.cast::<PyString>() {
         return utf8(s)
             .map(|s| Subscriber::Str(s.into_boxed_str()))
             .ok_or_else(|| {
-                PyValueError::new_err(
+                errors::invalid_subscriber(
                     "subscriber is not valid UTF-8 (it contains a lone surrogate)",
                 )
             });
     }
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
-        return obj
-            .extract::<i64>()
-            .map(Subscriber::Int)
-            .map_err(|_| PyValueError::new_err("an int subscriber must fit in 64 bits (signed)"));
+        return obj.extract::<i64>().map(Subscriber::Int).map_err(|_| {
+            errors::invalid_subscriber("an int subscriber must fit in 64 bits (signed)")
+        });
     }
     Err(PyTypeError::new_err(format!(
         "subscriber must be str or int, not {}",

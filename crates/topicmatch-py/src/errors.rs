@@ -1,5 +1,7 @@
-//! The exception hierarchy: `TopicMatchError` at the root; `InvalidPattern`, `InvalidTopic` and
-//! `LimitExceeded` also subclass `ValueError`, so `except ValueError` keeps working.
+//! The exception hierarchy: `TopicMatchError` at the root; `InvalidPattern`, `InvalidTopic`,
+//! `InvalidSubscriber` and `LimitExceeded` also subclass `ValueError`, so `except ValueError`
+//! keeps working. A value of the wrong type raises `TypeError`, and a bad configuration value
+//! (a limit, an algorithm name) plain `ValueError`: those are the caller's bugs, not bad data.
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -11,6 +13,7 @@ static TOPIC_MATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_PATTERN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_TOPIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static LIMIT_EXCEEDED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static INVALID_SUBSCRIBER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Creates `name` as a subclass of `bases` with `builtins.type`, which (unlike
 /// `create_exception!`) allows several bases.
@@ -57,6 +60,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "InvalidTopic",
         "A published topic breaks its dialect's rules.",
     )?;
+    let subscriber = sub(
+        "InvalidSubscriber",
+        "A subscriber cannot be stored: a str that is not valid UTF-8 (a lone surrogate) or an \
+         int outside the signed 64-bit range.",
+    )?;
     let limit = sub(
         "LimitExceeded",
         "A configured limit (max_topic_bytes, max_levels, max_subscriptions) was exceeded.",
@@ -65,6 +73,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         (&TOPIC_MATCH_ERROR, &root),
         (&INVALID_PATTERN, &pattern),
         (&INVALID_TOPIC, &topic),
+        (&INVALID_SUBSCRIBER, &subscriber),
         (&LIMIT_EXCEEDED, &limit),
     ] {
         let _ = cell.set(py, class.clone().unbind());
@@ -106,6 +115,11 @@ pub fn invalid_pattern(message: String) -> PyErr {
 /// `InvalidTopic` with a message (input errors found in the binding layer).
 pub fn invalid_topic(message: String) -> PyErr {
     raise(&INVALID_TOPIC, message)
+}
+
+/// `InvalidSubscriber` with a message.
+pub fn invalid_subscriber(message: &str) -> PyErr {
+    raise(&INVALID_SUBSCRIBER, message.to_owned())
 }
 
 /// `TopicMatchError` for a failure that is not the caller's (a caught panic).
