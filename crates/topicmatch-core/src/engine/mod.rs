@@ -4,17 +4,20 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::{is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
-use crate::matcher::{shrink_if_sparse, Config, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::Pattern;
 use crate::registry::{Registry, Subscriber};
+use table::Table;
+
+mod table;
 
 /// The id of one subscription: what `subscribe` returns and `unsubscribe` takes.
 pub type SubscriptionId = u64;
@@ -30,19 +33,13 @@ pub struct Subscription {
     pub subscriber: Subscriber,
 }
 
-#[derive(Default)]
-struct Table {
-    by_key: FxHashMap<(Arc<str>, SubscriberId), SubscriptionId>,
-    by_id: FxHashMap<SubscriptionId, (Arc<str>, SubscriberId)>,
-}
-
 /// A matcher as users see it: subscribe patterns for subscribers, look topics up.
 pub struct Engine {
     config: Config,
     algorithm: Algorithm,
     matcher: Box<dyn Matcher>,
-    /// Serialises subscribe and unsubscribe; lookups never take it.
-    table: Mutex<Table>,
+    /// Subscriptions by (pattern, subscriber) and by id, sharded; lookups never take it.
+    table: Table,
     registry: RwLock<Registry>,
     next_id: AtomicU64,
     /// Subscriptions with field criteria (`where=`), see [`crate::fields::filtered`].
@@ -84,7 +81,7 @@ impl Engine {
             config,
             algorithm,
             matcher: algorithm.build(config),
-            table: Mutex::new(Table::default()),
+            table: Table::default(),
             registry: RwLock::new(Registry::default()),
             next_id: AtomicU64::new(1),
             filters: FilterTable::default(),
@@ -112,66 +109,10 @@ impl Engine {
     }
 
     /// Subscribes `subscriber` to `pattern`; the same pair again returns the same id.
-    /// On error nothing changes.
+    /// On error nothing changes. Subscribes and unsubscribes of different pairs run in
+    /// parallel ([`table`]); those of one pair take turns.
     pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
-        self.with_next_id(|table, id| self.insert_locked(table, pattern, subscriber, id))
-    }
-
-    /// Runs `insert` under the table lock with the next free id, and moves past that id if
-    /// `insert` used it (an existing pair returns its own id instead).
-    fn with_next_id(
-        &self,
-        insert: impl FnOnce(&mut Table, SubscriptionId) -> Result<SubscriptionId>,
-    ) -> Result<SubscriptionId> {
-        let mut table = self.table.lock();
-        let id = self.next_id.load(Ordering::Relaxed);
-        if id == SubscriptionId::MAX {
-            // Only a restored snapshot can get here; refuse rather than wrap onto held ids.
-            return Err(Error::InvalidArgument(
-                "subscription ids are exhausted".into(),
-            ));
-        }
-        let id = insert(&mut table, id)?;
-        if id == self.next_id.load(Ordering::Relaxed) {
-            self.next_id.store(id + 1, Ordering::Relaxed);
-        }
-        Ok(id)
-    }
-
-    /// Refuses a new subscription once `max_subscriptions` are held.
-    fn check_capacity(&self, table: &Table) -> Result<()> {
-        let max = self.config.limits.max_subscriptions;
-        if table.by_id.len() >= max {
-            return Err(Error::limit(
-                Limit::Subscriptions,
-                max,
-                table.by_id.len() + 1,
-            ));
-        }
-        Ok(())
-    }
-
-    /// Inserts under the table lock, using `id` if the pair is new; returns the pair's id.
-    fn insert_locked(
-        &self,
-        table: &mut Table,
-        pattern: &str,
-        subscriber: &Subscriber,
-        id: SubscriptionId,
-    ) -> Result<SubscriptionId> {
-        let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
-        if let Some(sub) = self.registry.read().id_of(subscriber) {
-            if let Some(&existing) = table.by_key.get(&(Arc::from(pattern), sub)) {
-                return Ok(existing);
-            }
-        }
-        self.check_capacity(table)?;
-        let sub = self.registry.write().acquire(subscriber);
-        self.matcher.insert(&parsed, sub);
-        let text: Arc<str> = Arc::from(pattern);
-        table.by_key.insert((text.clone(), sub), id);
-        table.by_id.insert(id, (text, sub));
-        Ok(id)
+        self.add(pattern, subscriber, None, None)
     }
 
     /// Subscribes `subscriber` to `pattern` for messages whose fields pass `filter`; the same
@@ -182,46 +123,83 @@ impl Engine {
         subscriber: &Subscriber,
         filter: &Filter,
     ) -> Result<SubscriptionId> {
-        let filter = Arc::new(filter.clone());
-        self.with_next_id(|table, id| {
-            self.insert_filtered_locked(table, pattern, subscriber, filter, id)
-        })
+        self.add(pattern, subscriber, Some(Arc::new(filter.clone())), None)
     }
 
-    /// `insert_locked` for a filtered subscription: the algorithm holds it under a synthetic id.
-    fn insert_filtered_locked(
+    /// Adds (`pattern`, `subscriber`), filtered by `filter` if any, under the next id or
+    /// `given` (a restore); an identical subscription already held returns its own id.
+    fn add(
         &self,
-        table: &mut Table,
         pattern: &str,
         subscriber: &Subscriber,
-        filter: Arc<Filter>,
-        id: SubscriptionId,
+        filter: Option<Arc<Filter>>,
+        given: Option<SubscriptionId>,
     ) -> Result<SubscriptionId> {
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
         let text: Arc<str> = Arc::from(pattern);
+        // Every filter of one (pattern, subscriber) shares its key shard, so the check below
+        // and the change after it are one step for that pair.
+        let mut keys = self.table.key_shard(pattern, subscriber);
         if let Some(sub) = self.registry.read().id_of(subscriber) {
-            if let Some(existing) = self.filters.existing(&text, &filter, sub) {
+            let existing = match &filter {
+                None => keys.get(&(text.clone(), sub)).copied(),
+                Some(filter) => self.filters.existing(&text, filter, sub),
+            };
+            if let Some(existing) = existing {
                 return Ok(existing);
             }
         }
-        self.check_capacity(table)?;
+        let max = self.config.limits.max_subscriptions;
+        self.table
+            .reserve(max)
+            .map_err(|held| Error::limit(Limit::Subscriptions, max, held + 1))?;
+        let id = match given {
+            Some(id) => id,
+            None => self.take_id().inspect_err(|_| self.table.unreserve())?,
+        };
         let sub = self.registry.write().acquire(subscriber);
-        let synthetic = self.filters.insert(id, text.clone(), filter, sub);
-        self.matcher.insert(&parsed, synthetic);
-        table.by_key.insert((text.clone(), synthetic), id);
-        table.by_id.insert(id, (text, synthetic));
+        let held = match filter {
+            None => sub,
+            // The algorithm holds a filtered subscription under a synthetic id.
+            Some(filter) => self.filters.insert(id, text.clone(), filter, sub),
+        };
+        self.matcher.insert(&parsed, held);
+        table::record(&self.table, &mut keys, text, held, id);
         Ok(id)
+    }
+
+    /// Takes the next subscription id.
+    fn take_id(&self) -> Result<SubscriptionId> {
+        self.next_id
+            // Only a restored snapshot can get near the end: refuse the last id rather than
+            // wrap onto held ones.
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| id.checked_add(1))
+            .map_err(|_| Error::InvalidArgument("subscription ids are exhausted".into()))
     }
 
     /// Removes a subscription; `false` if there was none with this id.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
-        let mut table = self.table.lock();
-        let Some((text, sub)) = table.by_id.remove(&id) else {
-            return false;
+        let (text, sub, subscriber) = {
+            let ids = self.table.id_shard(id);
+            let Some((text, sub)) = ids.get(&id) else {
+                return false;
+            };
+            // Held in `ids`: its filter and subscriber are held too.
+            let subscriber = self
+                .registry
+                .read()
+                .get(self.filters.real(*sub))
+                .cloned()
+                .expect("a held subscription's subscriber is registered");
+            (text.clone(), *sub, subscriber)
         };
-        table.by_key.remove(&(text.clone(), sub));
-        shrink_if_sparse(&mut table.by_key);
-        shrink_if_sparse(&mut table.by_id);
+        // The pair's shard stays locked until the algorithm and the registry have let go, so
+        // a subscribe of the same pair cannot slip in between.
+        let mut keys = self.table.key_shard(&text, &subscriber);
+        if !table::forget(&self.table, &mut keys, id, &text, sub) {
+            // Another unsubscribe of `id` came first.
+            return false;
+        }
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
             .expect("a stored pattern was valid when subscribed");
         let removed = self.matcher.remove(&parsed, sub);
@@ -234,8 +212,8 @@ impl Engine {
     /// The subscriber id of subscription `id`, if it is held (the subscriber's own id, also
     /// for a filtered subscription).
     pub fn subscriber_of(&self, id: SubscriptionId) -> Option<SubscriberId> {
-        let table = self.table.lock();
-        table.by_id.get(&id).map(|(_, sub)| self.filters.real(*sub))
+        let ids = self.table.id_shard(id);
+        ids.get(&id).map(|(_, sub)| self.filters.real(*sub))
     }
 
     /// Appends the ids of the distinct subscribers matching `topic` (a message without
@@ -320,9 +298,9 @@ impl Engine {
         f(&self.registry.read())
     }
 
-    /// How many subscriptions are held.
+    /// How many subscriptions are held (counting those being added by other threads).
     pub fn len(&self) -> usize {
-        self.table.lock().by_id.len()
+        self.table.len()
     }
 
     /// Whether no subscription is held.
@@ -332,11 +310,11 @@ impl Engine {
 
     /// Every subscription, ordered by id.
     pub fn subscriptions(&self) -> Vec<Subscription> {
-        let table = self.table.lock();
+        let shards = self.table.all_ids();
         let registry = self.registry.read();
-        let mut all: Vec<Subscription> = table
-            .by_id
+        let mut all: Vec<Subscription> = shards
             .iter()
+            .flat_map(|ids| ids.iter())
             .map(|(id, (text, sub))| Subscription {
                 id: *id,
                 pattern: text.clone(),
@@ -397,46 +375,36 @@ impl Engine {
         let engine = Engine::with_config(algorithm, config)?;
         let filters: FxHashMap<SubscriptionId, &Arc<Filter>> =
             filters.iter().map(|(id, f)| (*id, f)).collect();
-        {
-            let mut table = engine.table.lock();
-            let mut max_id = 0;
-            for s in subscriptions {
-                if table.by_id.contains_key(&s.id) {
-                    return Err(Error::InvalidArgument(format!(
-                        "snapshot repeats subscription id {}",
-                        s.id
-                    )));
-                }
-                let got = match filters.get(&s.id) {
-                    Some(&f) => engine.insert_filtered_locked(
-                        &mut table,
-                        &s.pattern,
-                        &s.subscriber,
-                        f.clone(),
-                        s.id,
-                    )?,
-                    None => engine.insert_locked(&mut table, &s.pattern, &s.subscriber, s.id)?,
-                };
-                if got != s.id {
-                    return Err(Error::InvalidArgument(format!(
-                        "snapshot repeats subscription ({:?}, {:?})",
-                        s.pattern, s.subscriber
-                    )));
-                }
-                max_id = max_id.max(s.id);
-            }
-            if let Some(id) = filters.keys().find(|id| !table.by_id.contains_key(id)) {
+        let held = |id: SubscriptionId| engine.table.id_shard(id).contains_key(&id);
+        let mut max_id = 0;
+        for s in subscriptions {
+            if held(s.id) {
                 return Err(Error::InvalidArgument(format!(
-                    "snapshot has a filter for subscription {id}, which it does not hold"
+                    "snapshot repeats subscription id {}",
+                    s.id
                 )));
             }
-            let after_max = max_id.checked_add(1).ok_or_else(|| {
-                Error::InvalidArgument(format!("snapshot subscription id {max_id} is too large"))
-            })?;
-            engine
-                .next_id
-                .store(next_id.max(after_max), Ordering::Relaxed);
+            let filter = filters.get(&s.id).map(|&f| f.clone());
+            let got = engine.add(&s.pattern, &s.subscriber, filter, Some(s.id))?;
+            if got != s.id {
+                return Err(Error::InvalidArgument(format!(
+                    "snapshot repeats subscription ({:?}, {:?})",
+                    s.pattern, s.subscriber
+                )));
+            }
+            max_id = max_id.max(s.id);
         }
+        if let Some(id) = filters.keys().find(|&&id| !held(id)) {
+            return Err(Error::InvalidArgument(format!(
+                "snapshot has a filter for subscription {id}, which it does not hold"
+            )));
+        }
+        let after_max = max_id.checked_add(1).ok_or_else(|| {
+            Error::InvalidArgument(format!("snapshot subscription id {max_id} is too large"))
+        })?;
+        engine
+            .next_id
+            .store(next_id.max(after_max), Ordering::Relaxed);
         Ok(engine)
     }
 }

@@ -1,0 +1,128 @@
+//! The engine's bookkeeping of subscriptions, sharded so that subscribes and unsubscribes of
+//! different (pattern, subscriber) pairs do not wait for each other: the algorithm below may
+//! be lock-free (`cstrie`), and one table lock would serialise every change above it.
+//!
+//! - **Key shards** map (pattern, subscriber id) to the subscription id: what makes subscribe
+//!   idempotent. A pair's shard is chosen by the pattern text and the subscriber *value* (not
+//!   its registry id, which a value only has while subscribed), so every subscribe and
+//!   unsubscribe of one pair holds the same shard for its whole check-then-change.
+//! - **Id shards** map a subscription id to its (pattern, subscriber id), by id.
+//!
+//! Lock order: a key shard, then an id shard; a snapshot takes every id shard in index order
+//! and no key shard. Nothing takes a key shard while holding an id shard, so there is no cycle.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hash::BuildHasher;
+
+use crate::matcher::{shrink_if_sparse, SubscriberId};
+use crate::registry::Subscriber;
+
+use super::SubscriptionId;
+
+/// Shards of each kind: a few times the cores writers are likely to run on.
+const SHARDS: usize = 32;
+
+/// (pattern, subscriber id) to subscription id.
+pub(super) type Keys = FxHashMap<(Arc<str>, SubscriberId), SubscriptionId>;
+/// Subscription id to (pattern, subscriber id).
+pub(super) type Ids = FxHashMap<SubscriptionId, (Arc<str>, SubscriberId)>;
+
+/// One lock on its own cache line, so writers in different shards do not share a line.
+#[repr(align(64))]
+#[derive(Default)]
+struct Padded<T>(Mutex<T>);
+
+/// The sharded table and how many subscriptions it holds.
+pub(super) struct Table {
+    keys: Box<[Padded<Keys>]>,
+    ids: Box<[Padded<Ids>]>,
+    /// Subscriptions held plus those being added (reserved by [`Table::reserve`]).
+    count: AtomicUsize,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            keys: (0..SHARDS).map(|_| Padded::default()).collect(),
+            ids: (0..SHARDS).map(|_| Padded::default()).collect(),
+            count: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Table {
+    /// The key shard of (`pattern`, `subscriber`), locked.
+    pub(super) fn key_shard(&self, pattern: &str, subscriber: &Subscriber) -> MutexGuard<'_, Keys> {
+        let hash = FxBuildHasher.hash_one((pattern, subscriber));
+        // Fx hashes carry their entropy in the high bits.
+        self.keys[(hash >> 32) as usize % SHARDS].0.lock()
+    }
+
+    /// The id shard of `id`, locked. Ids are handed out in sequence, so they spread evenly.
+    pub(super) fn id_shard(&self, id: SubscriptionId) -> MutexGuard<'_, Ids> {
+        self.ids[(id % SHARDS as u64) as usize].0.lock()
+    }
+
+    /// Every id shard, locked in index order: a consistent view of the held subscriptions.
+    pub(super) fn all_ids(&self) -> Vec<MutexGuard<'_, Ids>> {
+        self.ids.iter().map(|shard| shard.0.lock()).collect()
+    }
+
+    /// Takes room for one more subscription; `Err(held)` when `max` are held or being added.
+    pub(super) fn reserve(&self, max: usize) -> std::result::Result<(), usize> {
+        self.count
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .map(|_| ())
+    }
+
+    /// Gives back room taken by [`Table::reserve`] or held by a removed subscription.
+    pub(super) fn unreserve(&self) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Subscriptions held (and being added).
+    pub(super) fn len(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+}
+
+/// Records a new subscription in its locked key shard and in its id shard.
+pub(super) fn record(
+    table: &Table,
+    keys: &mut Keys,
+    text: Arc<str>,
+    sub: SubscriberId,
+    id: SubscriptionId,
+) {
+    keys.insert((text.clone(), sub), id);
+    table.id_shard(id).insert(id, (text, sub));
+}
+
+/// Forgets subscription `id` = (`text`, `sub`), its key shard locked by the caller; whether it
+/// was still held.
+pub(super) fn forget(
+    table: &Table,
+    keys: &mut Keys,
+    id: SubscriptionId,
+    text: &Arc<str>,
+    sub: SubscriberId,
+) -> bool {
+    let mut ids = table.id_shard(id);
+    match ids.get(&id) {
+        Some((t, s)) if Arc::ptr_eq(t, text) && *s == sub => {}
+        _ => return false,
+    }
+    ids.remove(&id);
+    shrink_if_sparse(&mut ids);
+    drop(ids);
+    keys.remove(&(text.clone(), sub));
+    shrink_if_sparse(keys);
+    table.unreserve();
+    true
+}

@@ -1,0 +1,185 @@
+//! The engine's bookkeeping under threads: subscribes and unsubscribes of different pairs run in
+//! parallel (the table is sharded), so idempotency, the subscription limit, unique ids and the
+//! agreement between the table and the algorithm must hold when they race.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Barrier;
+
+use common::{engine, sorted};
+use topicmatch_core::{Algorithm, Dialect, Engine, Error, Limit, Limits, Subscriber};
+
+const THREADS: usize = 8;
+
+/// Runs `f(thread)` on [`THREADS`] threads released together; their results in thread order.
+fn race<R: Send>(f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let barrier = Barrier::new(THREADS);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (f, barrier) = (&f, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    f(t)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// The table and the algorithm agree: every held subscription is found by its pattern's own
+/// topic, and nothing else is.
+fn assert_consistent(m: &Engine, algorithm: Algorithm) {
+    let held = m.subscriptions();
+    assert_eq!(m.len(), held.len(), "{algorithm:?}");
+    let mut by_topic: BTreeMap<&str, Vec<Subscriber>> = BTreeMap::new();
+    for s in &held {
+        by_topic
+            .entry(&s.pattern)
+            .or_default()
+            .push(s.subscriber.clone());
+    }
+    for (topic, subs) in by_topic {
+        let mut want = sorted(subs);
+        want.dedup();
+        assert_eq!(
+            sorted(m.lookup(topic).unwrap()),
+            want,
+            "{algorithm:?} {topic}"
+        );
+    }
+}
+
+#[test]
+fn racing_subscribes_of_one_pair_get_one_id() {
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        for round in 0..20 {
+            let pattern = format!("a.{round}.#");
+            let ids = race(|_| m.subscribe(&pattern, &Subscriber::from("alice")).unwrap());
+            assert!(
+                ids.windows(2).all(|w| w[0] == w[1]),
+                "{algorithm:?} {ids:?}"
+            );
+        }
+        assert_eq!(m.len(), 20, "{algorithm:?}");
+        assert_eq!(m.lookup("a.7.x").unwrap(), vec![Subscriber::from("alice")]);
+        assert_consistent(&m, algorithm);
+    }
+}
+
+#[test]
+fn racing_unsubscribes_of_one_id_report_it_once() {
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Mqtt, algorithm);
+        for round in 0..20 {
+            let id = m
+                .subscribe(&format!("s/{round}/+"), &Subscriber::Int(7))
+                .unwrap();
+            let removed = race(|_| m.unsubscribe(id));
+            assert_eq!(removed.iter().filter(|&&r| r).count(), 1, "{algorithm:?}");
+        }
+        assert!(m.is_empty(), "{algorithm:?}");
+        assert!(m.lookup("s/3/x").unwrap().is_empty(), "{algorithm:?}");
+    }
+}
+
+#[test]
+fn the_subscription_limit_holds_when_subscribes_race() {
+    const MAX: usize = 50;
+    for &algorithm in Algorithm::ALL {
+        let limits = Limits {
+            max_subscriptions: MAX,
+            ..Limits::for_dialect(Dialect::Nats)
+        };
+        let m = Engine::new(Dialect::Nats, algorithm, limits).unwrap();
+        let outcomes = race(|t| {
+            (0..20)
+                .map(|k| {
+                    m.subscribe(
+                        &format!("t{t}.k{k}"),
+                        &Subscriber::Int(i64::try_from(t).unwrap()),
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
+        let all: Vec<_> = outcomes.into_iter().flatten().collect();
+        let ids: BTreeSet<u64> = all
+            .iter()
+            .filter_map(|r| r.as_ref().ok().copied())
+            .collect();
+        assert_eq!(
+            ids.len(),
+            MAX,
+            "{algorithm:?}: ids are unique and exactly MAX were taken"
+        );
+        for err in all.iter().filter_map(|r| r.as_ref().err()) {
+            assert!(
+                matches!(
+                    err,
+                    Error::LimitExceeded {
+                        limit: Limit::Subscriptions,
+                        ..
+                    }
+                ),
+                "{algorithm:?}: {err}"
+            );
+        }
+        assert_eq!(m.len(), MAX, "{algorithm:?}");
+        assert_consistent(&m, algorithm);
+    }
+}
+
+/// Threads churn their own pairs and a few shared ones (same pattern and subscriber on every
+/// thread); the end state equals what a replay of the surviving pairs gives.
+#[test]
+fn churn_from_many_threads_leaves_the_table_and_algorithm_in_agreement() {
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        let kept = race(|t| {
+            let mut kept = Vec::new();
+            for k in 0..150 {
+                let own = format!("own.{t}.{}.*", k % 40);
+                let id = m
+                    .subscribe(&own, &Subscriber::Int(i64::try_from(t).unwrap()))
+                    .unwrap();
+                let shared = format!("shared.{}.#", k % 5);
+                let sid = m.subscribe(&shared, &Subscriber::from("everyone")).unwrap();
+                if k % 3 == 0 {
+                    // Another thread may have removed the shared pair first.
+                    m.unsubscribe(sid);
+                }
+                if k % 2 == 0 {
+                    assert!(
+                        m.unsubscribe(id),
+                        "{algorithm:?}: only this thread holds {own}"
+                    );
+                } else {
+                    kept.push((own, t));
+                }
+            }
+            kept
+        });
+        let own: BTreeSet<(String, usize)> = kept.into_iter().flatten().collect();
+        let held: BTreeSet<(String, String)> = m
+            .subscriptions()
+            .iter()
+            .map(|s| (s.pattern.to_string(), format!("{:?}", s.subscriber)))
+            .collect();
+        let held_own: BTreeSet<(String, usize)> = held
+            .iter()
+            .filter(|(p, _)| p.starts_with("own."))
+            .map(|(p, _)| (p.clone(), p.split('.').nth(1).unwrap().parse().unwrap()))
+            .collect();
+        assert_eq!(held_own, own, "{algorithm:?}");
+        assert_consistent(&m, algorithm);
+        for s in m.subscriptions() {
+            assert!(m.unsubscribe(s.id));
+        }
+        assert!(m.is_empty(), "{algorithm:?}");
+        assert!(m.lookup("shared.1.x").unwrap().is_empty(), "{algorithm:?}");
+        assert!(m.lookup("own.1.2.x").unwrap().is_empty(), "{algorithm:?}");
+    }
+}
