@@ -70,7 +70,7 @@ SUITE_IDS = [f"{s['dialect']}:{s['source'][:60]}" for s in SUITES]
 
 
 def _lookup_set(m: tm.Matcher, topic: str) -> list[str]:
-    got = m.lookup(topic)
+    got = [str(s) for s in m.lookup(topic)]
     assert len(got) == len(set(got)), ("duplicate delivery", topic, got)
     return sorted(got)
 
