@@ -79,13 +79,25 @@ def _lookup_set(m: tm.Matcher, topic: str) -> list[str]:
 @pytest.mark.parametrize("suite", SUITES, ids=SUITE_IDS)
 def test_broker_suite(suite: dict[str, Any], algorithm: str) -> None:
     dialect, source = suite["dialect"], suite["source"]
+    _check_matches(dialect, algorithm, suite)
+    _check_rejected(dialect, algorithm, suite)
+    _check_validity(dialect, algorithm, suite)
+    for scenario in suite.get("scenarios", []):
+        _run_scenario(dialect, algorithm, source, scenario["steps"])
+    _check_counts_and_equivalences(dialect, algorithm, suite)
+
+
+def _check_matches(dialect: str, algorithm: str, suite: dict[str, Any]) -> None:
     for pattern, topic, want in suite.get("matches", []):
-        case = (source, pattern, topic)
+        case = (suite["source"], pattern, topic)
         assert tm.matches(pattern, topic, dialect=dialect) is want, case
         m = tm.Matcher(dialect=dialect, algorithm=algorithm)
         m.subscribe(pattern, "s")
         assert m.lookup(topic) == (["s"] if want else []), case
         assert m.matches_any(topic) is want, case
+
+
+def _check_rejected(dialect: str, algorithm: str, suite: dict[str, Any]) -> None:
     for pattern, topic, which in suite.get("rejected", []):
         error = tm.InvalidPattern if which == "pattern" else tm.InvalidTopic
         with pytest.raises(error):
@@ -99,11 +111,14 @@ def test_broker_suite(suite: dict[str, Any], algorithm: str) -> None:
             m.subscribe(pattern, "s")
             with pytest.raises(tm.InvalidTopic):
                 m.lookup(topic)
+
+
+def _check_validity(dialect: str, algorithm: str, suite: dict[str, Any]) -> None:
     for pattern in suite.get("invalid_patterns", []):
         m = tm.Matcher(dialect=dialect, algorithm=algorithm)
         with pytest.raises(tm.InvalidPattern):
             m.subscribe(pattern, "s")
-        assert len(m) == 0, (source, pattern)
+        assert len(m) == 0, (suite["source"], pattern)
     for pattern in suite.get("valid_patterns", []):
         tm.Matcher(dialect=dialect, algorithm=algorithm).subscribe(pattern, "s")
     for topic in suite.get("invalid_topics", []):
@@ -115,21 +130,22 @@ def test_broker_suite(suite: dict[str, Any], algorithm: str) -> None:
             m.matches_any(topic)
     for topic in suite.get("valid_topics", []):
         tm.Matcher(dialect=dialect, algorithm=algorithm).lookup(topic)
-    for scenario in suite.get("scenarios", []):
-        _run_scenario(dialect, algorithm, source, scenario["steps"])
+
+
+def _check_counts_and_equivalences(dialect: str, algorithm: str, suite: dict[str, Any]) -> None:
     for table in suite.get("filter_counts", []):
         for pattern, count in table["counts"]:
             m = tm.Matcher(dialect=dialect, algorithm=algorithm)
             m.subscribe(pattern, "s")
             hits = sum(m.matches_any(topic) for topic in table["topics"])
-            assert hits == count, (source, pattern)
+            assert hits == count, (suite["source"], pattern)
     for first, second in suite.get("equivalent", []):
         a = tm.Matcher(dialect=dialect, algorithm=algorithm)
         b = tm.Matcher(dialect=dialect, algorithm=algorithm)
         a.subscribe(first, "s")
         b.subscribe(second, "s")
         for topic in suite["equivalence_topics"]:
-            assert a.lookup(topic) == b.lookup(topic), (source, first, second, topic)
+            assert a.lookup(topic) == b.lookup(topic), (suite["source"], first, second, topic)
 
 
 def _run_scenario(dialect: str, algorithm: str, source: str, steps: list[dict[str, Any]]) -> None:
