@@ -69,6 +69,25 @@ SUITES = BROKERS["suites"]
 SUITE_IDS = [f"{s['dialect']}:{s['source'][:60]}" for s in SUITES]
 
 
+KINDS = {
+    "source", "dialect", "matches", "rejected", "valid_patterns", "invalid_patterns",
+    "valid_topics", "invalid_topics", "scenarios", "filter_counts", "equivalent",
+    "equivalence_topics",
+}
+
+
+def test_broker_table_is_well_formed() -> None:
+    """A misspelt kind would silently run nothing: every key must be known."""
+    assert len(SUITES) >= 30
+    for suite in SUITES:
+        assert set(suite) <= KINDS, suite["source"]
+        assert suite["source"] and suite["dialect"] in ("amqp", "mqtt", "nats")
+        assert set(suite) - {"source", "dialect"}, suite["source"]
+        for scenario in suite.get("scenarios", []):
+            for step in scenario["steps"]:
+                assert set(step) <= {"bind", "unbind", "expect"}, suite["source"]
+
+
 def _lookup_set(m: tm.Matcher, topic: str) -> list[str]:
     got = [str(s) for s in m.lookup(topic)]
     assert len(got) == len(set(got)), ("duplicate delivery", topic, got)

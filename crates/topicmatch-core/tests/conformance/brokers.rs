@@ -34,10 +34,30 @@ fn text(v: &Value) -> &str {
     v.as_str().unwrap()
 }
 
+/// What a suite may hold besides its `source` and `dialect`: a misspelt kind would run nothing.
+const KINDS: [&str; 10] = [
+    "matches",
+    "rejected",
+    "valid_patterns",
+    "invalid_patterns",
+    "valid_topics",
+    "invalid_topics",
+    "scenarios",
+    "filter_counts",
+    "equivalent",
+    "equivalence_topics",
+];
+
 /// One suite on one algorithm: every kind of case it holds.
 pub fn check_suite(algorithm: Algorithm, suite: &Value) {
     let d = dialect(&suite["dialect"]);
     let source = text(&suite["source"]);
+    for key in suite.as_object().unwrap().keys() {
+        assert!(
+            key == "source" || key == "dialect" || KINDS.contains(&key.as_str()),
+            "[{source}] unknown kind {key:?}"
+        );
+    }
     let at = format!("{algorithm} {d} [{source}]");
     check_matches(algorithm, d, suite, &at);
     check_rejected(algorithm, d, suite, &at);
@@ -145,6 +165,12 @@ fn check_validity(algorithm: Algorithm, d: Dialect, suite: &Value, at: &str) {
 fn run_scenario(m: &Engine, steps: &[Value], at: &str) {
     let mut ids: HashMap<(String, String), SubscriptionId> = HashMap::new();
     for step in steps {
+        for key in step.as_object().unwrap().keys() {
+            assert!(
+                ["bind", "unbind", "expect"].contains(&key.as_str()),
+                "{at}: step {key:?}"
+            );
+        }
         for b in rows(step, "bind") {
             let key = (text(&b[0]).to_owned(), text(&b[1]).to_owned());
             let id = m
