@@ -122,3 +122,17 @@ fn invalid_topics_are_rejected() {
         }
     }
 }
+
+#[path = "conformance/brokers.rs"]
+mod brokers;
+
+#[test]
+fn every_algorithm_follows_the_broker_suites() {
+    let suites = brokers::suites();
+    assert!(suites.len() >= 20, "the broker table lost suites");
+    for &algorithm in Algorithm::ALL {
+        for suite in &suites {
+            brokers::check_suite(algorithm, suite);
+        }
+    }
+}
