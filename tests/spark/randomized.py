@@ -22,6 +22,8 @@ def patterns(dialect: str, count: int, rng: random.Random) -> list[tuple[str, st
     while len(out) < count:
         words = [rng.choice((*WORDS, *WILDCARDS[dialect])) for _ in range(rng.randint(0, 4))]
         pattern = SEPARATOR[dialect].join(words)
+        if dialect == "mqtt" and rng.random() < 0.2:
+            pattern = f"$share/g{rng.randrange(3)}/{pattern}"  # MQTT 5 shared subscription
         try:
             checker.subscribe(pattern, 0)
         except ValueError:

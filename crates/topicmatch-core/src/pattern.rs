@@ -40,16 +40,58 @@ pub struct Pattern {
 
 impl Pattern {
     /// Parses and validates `text` under `dialect`'s rules and `limits`.
+    ///
+    /// An MQTT shared subscription `$share/{ShareName}/{filter}` (MQTT 5.0, 4.8.2) is the
+    /// pattern of its `{filter}`: the share name must be at least one character without `+`
+    /// or `#`, and the filter a valid, non-empty filter. The byte limit applies to the whole
+    /// text, the level limit to the filter (the levels that are matched).
     pub fn parse(dialect: Dialect, limits: &Limits, text: &str) -> Result<Self> {
         check_size(limits, text)?;
+        if let Some(rest) = shared_rest(dialect, text) {
+            let (name, filter) = rest.split_once('/').unwrap_or((rest, ""));
+            if name.is_empty() || name.contains(['+', '#']) {
+                return Err(Error::pattern(
+                    dialect,
+                    text,
+                    1,
+                    "a shared subscription's share name must be at least one character, \
+                     without '+' or '#'",
+                ));
+            }
+            if filter.is_empty() {
+                return Err(Error::pattern(
+                    dialect,
+                    text,
+                    2,
+                    "a shared subscription '$share/{name}/{filter}' needs a non-empty filter",
+                ));
+            }
+            return Pattern::parse_words(dialect, limits, text, filter, 2);
+        }
+        if text.is_empty() && dialect != Dialect::Amqp {
+            return Err(Error::pattern(dialect, text, 0, empty_rule(dialect)));
+        }
+        Pattern::parse_words(dialect, limits, text, text, 0)
+    }
+
+    /// Parses the words of `body`, the part of `text` that is matched, whose first word is
+    /// word `first` of `text` (for error messages).
+    fn parse_words(
+        dialect: Dialect,
+        limits: &Limits,
+        text: &str,
+        body: &str,
+        first: usize,
+    ) -> Result<Self> {
         let one = dialect.one_wildcard();
         let multi = dialect.multi_wildcard();
         let mut words = Vec::new();
         let mut count = 0usize;
-        for (index, word) in split_words(dialect, text).enumerate() {
+        for (index, word) in split_words(dialect, body).enumerate() {
+            let index = first + index;
             count += 1;
             if count > limits.max_levels {
-                let total = split_words(dialect, text).count();
+                let total = split_words(dialect, body).count();
                 return Err(Error::limit(Limit::Levels, limits.max_levels, total));
             }
             if words.last() == Some(&Word::Multi) && dialect != Dialect::Amqp {
@@ -69,9 +111,6 @@ impl Pattern {
                 Word::Literal(word.into())
             };
             words.push(parsed);
-        }
-        if text.is_empty() && dialect != Dialect::Amqp {
-            return Err(Error::pattern(dialect, text, 0, empty_rule(dialect)));
         }
         Ok(Pattern { dialect, words })
     }
@@ -146,6 +185,29 @@ impl Pattern {
                 states[i + 1] = true;
             }
         }
+    }
+}
+
+/// The prefix of an MQTT shared subscription (MQTT 5.0, 4.8.2).
+pub const SHARE_PREFIX: &str = "$share/";
+
+/// What follows [`SHARE_PREFIX`] in an MQTT shared subscription; `None` for any other text or
+/// dialect.
+fn shared_rest(dialect: Dialect, text: &str) -> Option<&str> {
+    if dialect == Dialect::Mqtt {
+        text.strip_prefix(SHARE_PREFIX)
+    } else {
+        None
+    }
+}
+
+/// The part of a valid pattern `text` that is matched: the filter of an MQTT shared
+/// subscription `$share/{name}/{filter}`, else the whole text. Two subscriptions of one
+/// subscriber with the same matched text are one pattern to an algorithm.
+pub fn matched_text(dialect: Dialect, text: &str) -> &str {
+    match shared_rest(dialect, text) {
+        Some(rest) => rest.split_once('/').map_or(rest, |(_, filter)| filter),
+        None => text,
     }
 }
 

@@ -31,6 +31,8 @@ def pattern_regex(pattern: str, dialect: str) -> str:
     front of every word (see :func:`_key`), so that each word is ``<sep><text>``."""
     sep = _SEPARATOR[dialect]
     s, word = _literal(sep), f"[^{_literal(sep)}]"
+    if dialect == "mqtt" and pattern.startswith("$share/"):
+        pattern = pattern.split("/", 2)[2]  # a shared subscription is matched as its filter
     words = pattern.split(sep) if pattern else []  # "" is zero words (only AMQP allows it)
     parts = []
     for w in words:

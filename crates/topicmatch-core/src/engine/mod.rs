@@ -11,9 +11,9 @@ use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::{is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
-use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matcher::{shrink_if_sparse, Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
-use crate::pattern::Pattern;
+use crate::pattern::{matched_text, Pattern};
 use crate::registry::{Registry, Subscriber};
 use table::Table;
 
@@ -137,12 +137,13 @@ impl Engine {
     ) -> Result<SubscriptionId> {
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
         let text: Arc<str> = Arc::from(pattern);
-        // Every filter of one (pattern, subscriber) shares its key shard, so the check below
-        // and the change after it are one step for that pair.
-        let mut keys = self.table.key_shard(pattern, subscriber);
+        let matched = matched_text(self.config.dialect, pattern);
+        // Every filter of one (pattern, subscriber), and every text matched alike, shares its
+        // key shard, so the check below and the change after it are one step for them.
+        let mut keys = self.table.key_shard(matched, subscriber);
         if let Some(sub) = self.registry.read().id_of(subscriber) {
             let existing = match &filter {
-                None => keys.get(&(text.clone(), sub)).copied(),
+                None => keys.pairs.get(&(text.clone(), sub)).copied(),
                 Some(filter) => self.filters.existing(&text, filter, sub),
             };
             if let Some(existing) = existing {
@@ -158,13 +159,26 @@ impl Engine {
             None => self.take_id().inspect_err(|_| self.table.unreserve())?,
         };
         let sub = self.registry.write().acquire(subscriber);
-        let held = match filter {
-            None => sub,
-            // The algorithm holds a filtered subscription under a synthetic id.
-            Some(filter) => self.filters.insert(id, text.clone(), filter, sub),
-        };
-        self.matcher.insert(&parsed, held);
-        table::record(&self.table, &mut keys, text, held, id);
+        if let Some(filter) = filter {
+            // The algorithm holds a filtered subscription under its own synthetic id.
+            let synthetic = self.filters.insert(id, text.clone(), filter, sub);
+            self.matcher.insert(&parsed, synthetic);
+            table::record(&self.table, &mut keys, text, synthetic, id);
+        } else {
+            // The algorithm holds (pattern, subscriber) once, for every text matched alike.
+            let matched: Arc<str> = if matched.len() == pattern.len() {
+                text.clone()
+            } else {
+                Arc::from(matched)
+            };
+            if keys.holders(&matched, sub) == 0 {
+                self.matcher.insert(&parsed, sub);
+            }
+            if !Arc::ptr_eq(&matched, &text) {
+                *keys.shared.entry((matched, sub)).or_default() += 1;
+            }
+            table::record(&self.table, &mut keys, text, sub, id);
+        }
         Ok(id)
     }
 
@@ -195,15 +209,36 @@ impl Engine {
         };
         // The pair's shard stays locked until the algorithm and the registry have let go, so
         // a subscribe of the same pair cannot slip in between.
-        let mut keys = self.table.key_shard(&text, &subscriber);
+        let matched = matched_text(self.config.dialect, &text);
+        let mut keys = self.table.key_shard(matched, &subscriber);
         if !table::forget(&self.table, &mut keys, id, &text, sub) {
             // Another unsubscribe of `id` came first.
             return false;
         }
-        let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
-            .expect("a stored pattern was valid when subscribed");
-        let removed = self.matcher.remove(&parsed, sub);
-        debug_assert!(removed, "the algorithm held every subscribed pair");
+        let last = is_synthetic(sub) || {
+            let shared = matched.len() != text.len();
+            let matched: Arc<str> = if shared {
+                Arc::from(matched)
+            } else {
+                text.clone()
+            };
+            if shared {
+                let key = (matched.clone(), sub);
+                let count = keys.shared.get_mut(&key).expect("counted when subscribed");
+                *count -= 1;
+                if *count == 0 {
+                    keys.shared.remove(&key);
+                    shrink_if_sparse(&mut keys.shared);
+                }
+            }
+            keys.holders(&matched, sub) == 0
+        };
+        if last {
+            let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
+                .expect("a stored pattern was valid when subscribed");
+            let removed = self.matcher.remove(&parsed, sub);
+            debug_assert!(removed, "the algorithm held every subscribed pair");
+        }
         let sub = self.filters.release(sub);
         self.registry.write().release(sub);
         true

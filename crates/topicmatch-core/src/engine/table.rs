@@ -3,9 +3,15 @@
 //! be lock-free (`cstrie`), and one table lock would serialise every change above it.
 //!
 //! - **Key shards** map (pattern, subscriber id) to the subscription id: what makes subscribe
-//!   idempotent. A pair's shard is chosen by the pattern text and the subscriber *value* (not
-//!   its registry id, which a value only has while subscribed), so every subscribe and
-//!   unsubscribe of one pair holds the same shard for its whole check-then-change.
+//!   idempotent. A pair's shard is chosen by the pattern's *matched* text
+//!   ([`matched_text`](crate::pattern::matched_text): an MQTT shared subscription
+//!   `$share/{name}/{filter}` is matched as its filter) and the subscriber *value* (not its
+//!   registry id, which a value only has while subscribed), so every subscribe and unsubscribe
+//!   of one pair, or of texts matched alike, holds the same shard for its whole
+//!   check-then-change.
+//! - A key shard also counts the shared subscriptions of each (matched text, subscriber), so
+//!   the algorithm holds the pattern once however many texts of the subscriber match alike
+//!   (`a/b`, `$share/g1/a/b`, `$share/g2/a/b`): inserted by the first, removed with the last.
 //! - **Id shards** map a subscription id to its (pattern, subscriber id), by id.
 //!
 //! Lock order: a key shard, then an id shard; a snapshot takes every id shard in index order
@@ -26,8 +32,24 @@ use super::SubscriptionId;
 /// Shards of each kind: a few times the cores writers are likely to run on.
 const SHARDS: usize = 32;
 
-/// (pattern, subscriber id) to subscription id.
-pub(super) type Keys = FxHashMap<(Arc<str>, SubscriberId), SubscriptionId>;
+/// One key shard.
+#[derive(Default)]
+pub(super) struct Keys {
+    /// (pattern text, subscriber id) to subscription id.
+    pub(super) pairs: FxHashMap<(Arc<str>, SubscriberId), SubscriptionId>,
+    /// (matched text, subscriber id) to how many held shared subscriptions are matched as it
+    /// (absent when none): only MQTT `$share/...` texts are counted here.
+    pub(super) shared: FxHashMap<(Arc<str>, SubscriberId), usize>,
+}
+
+impl Keys {
+    /// How many held subscriptions of `sub` are matched as `matched`: a shared one counts
+    /// once each, the subscription whose text is `matched` itself once.
+    pub(super) fn holders(&self, matched: &Arc<str>, sub: SubscriberId) -> usize {
+        let key = (matched.clone(), sub);
+        self.shared.get(&key).copied().unwrap_or(0) + usize::from(self.pairs.contains_key(&key))
+    }
+}
 /// Subscription id to (pattern, subscriber id).
 pub(super) type Ids = FxHashMap<SubscriptionId, (Arc<str>, SubscriberId)>;
 
@@ -100,7 +122,7 @@ pub(super) fn record(
     sub: SubscriberId,
     id: SubscriptionId,
 ) {
-    keys.insert((text.clone(), sub), id);
+    keys.pairs.insert((text.clone(), sub), id);
     table.id_shard(id).insert(id, (text, sub));
 }
 
@@ -121,8 +143,8 @@ pub(super) fn forget(
     ids.remove(&id);
     shrink_if_sparse(&mut ids);
     drop(ids);
-    keys.remove(&(text.clone(), sub));
-    shrink_if_sparse(keys);
+    keys.pairs.remove(&(text.clone(), sub));
+    shrink_if_sparse(&mut keys.pairs);
     table.unreserve();
     true
 }
