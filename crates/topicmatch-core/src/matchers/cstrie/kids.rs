@@ -17,7 +17,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::{Hamt, Placed};
-use super::raw::Child;
+use super::raw::{Array, Child, Delta};
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -248,9 +248,9 @@ impl Kids {
         matches!(self, Kids::Tomb)
     }
 
-    /// A version with `child` along `word` (replacing any child there). Not for a tombstone,
-    /// which never changes.
-    pub(super) fn with(&self, word: &str, key: Key, child: Child) -> Kids {
+    /// A version with `child` along `word` (replacing any child there), its HAMT nodes
+    /// recorded in `delta`. Not for a tombstone, which never changes.
+    pub(super) fn with(&self, word: &str, key: Key, child: Child, delta: &mut Delta) -> Kids {
         let label = Label::new(word, key);
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
@@ -262,9 +262,9 @@ impl Kids {
                 if at.is_none() && kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
-                        map = map.insert(kid.label.clone(), kid.child, |_| false);
+                        map = map.insert(kid.label.clone(), kid.child, |_| false, delta);
                     }
-                    return Kids::Wide(map.insert(label, child, |_| false));
+                    return Kids::Wide(map.insert(label, child, |_| false, delta));
                 }
                 let kid = Kid { label, child };
                 // Exact-size iterators: the shared array is allocated once, in place.
@@ -278,12 +278,13 @@ impl Kids {
                 };
                 Kids::Narrow(Some(Narrow::of(next)))
             }
-            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |l| l.is(word, key))),
+            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |l| l.is(word, key), delta)),
         }
     }
 
-    /// A version without the child along `word`, or `None` if there is none.
-    pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
+    /// A version without the child along `word`, its HAMT nodes recorded in `delta`, or `None`
+    /// if there is none.
+    pub(super) fn without(&self, word: &str, key: Key, delta: &mut Delta) -> Option<Kids> {
         match self {
             Kids::Narrow(None) | Kids::Tomb => None,
             Kids::Narrow(Some(Narrow { kids, .. })) => {
@@ -300,8 +301,10 @@ impl Kids {
                 Some(Kids::Narrow(Some(Narrow::of(next))))
             }
             Kids::Wide(map) => {
-                let map = map.remove(key.hash(), |l| l.is(word, key))?;
+                let map = map.remove(key.hash(), |l| l.is(word, key), delta)?;
                 if map.len() < NARROW / 2 {
+                    // Back to an array: no version links the map's nodes any more.
+                    map.for_each_array(&mut |array| delta.stale(array));
                     let mut kids = Vec::with_capacity(map.len());
                     map.for_each(|label, child| {
                         kids.push(Kid {
@@ -315,6 +318,13 @@ impl Kids {
                 }
                 Some(Kids::Wide(map))
             }
+        }
+    }
+
+    /// Calls `f` on every shared array of this version (a wide level's HAMT nodes).
+    pub(super) fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        if let Kids::Wide(map) = self {
+            map.for_each_array(f);
         }
     }
 

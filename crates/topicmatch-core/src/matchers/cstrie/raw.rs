@@ -17,9 +17,26 @@
 //!   then, so it holds nothing below it), through the epoch;
 //! - never published: a [`Fresh`] chain whose CAS failed frees itself when dropped;
 //! - with the whole trie, when the matcher is dropped ([`INode::free_children`]).
+//!
+//! # Who owns a shared array
+//! A wide level's HAMT nodes (its children's or its subscribers') are [`Shared`] arrays: plain
+//! pointers again, so that a path copy copies pointers and touches no reference count, and a
+//! freed version decrements none. The versions of a main node form a chain (each replaced by
+//! the next with one CAS); an array is owned by the *current* version, and every update says
+//! which arrays it allocated (*fresh*) and which arrays of the version it replaces it no longer
+//! links (*stale*: the copied path, since the nodes off the path are shared): its [`Delta`].
+//! - the CAS that installs the update succeeds: the stale arrays are unlinked from the only
+//!   current version that linked them, and are retired through the epoch like the old main node;
+//! - it fails: the fresh arrays were never published, and are freed at once;
+//! - a tombstone replaces the version: every array of that version is stale;
+//! - the I-node is freed (unpublished chain, matcher dropped): its current version's arrays go
+//!   with it. A retired main node frees none of its arrays: the current version or a later
+//!   delta owns each of them.
 
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
+
+use smallvec::SmallVec;
 
 use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
@@ -55,9 +72,43 @@ impl INode {
         unsafe { &*main }
     }
 
-    /// Replaces `current` (the value `load` returned under `pin`) with `new`. On success the old
-    /// main node is retired; on failure `new` is dropped and the caller reloads.
-    pub(super) fn cas(&self, current: &Main, new: Main, pin: &Pin<'_>) -> bool {
+    /// Replaces `current` (the value `load` returned under `pin`) with `new`, built from it by
+    /// the update `delta` describes. On success the old main node and the delta's stale arrays
+    /// are retired; on failure `new` and the delta's fresh arrays are freed, and the caller
+    /// reloads.
+    pub(super) fn cas(&self, current: &Main, new: Main, delta: Delta, pin: &Pin<'_>) -> bool {
+        self.swap(current, new, delta, None, pin)
+    }
+
+    /// [`cas`](Self::cas) for a contraction: `new` is `current` without `child`, which `current`
+    /// links along `edge` and which is a tombstone. On success `child` is unlinked from the trie
+    /// and retired with its tombstone.
+    pub(super) fn cas_unlinking(
+        &self,
+        current: &Main,
+        new: Main,
+        delta: Delta,
+        (edge, child): (Edge<'_>, Child),
+        pin: &Pin<'_>,
+    ) -> bool {
+        assert!(
+            current.child(edge) == Some(&child)
+                && new.child(edge).is_none()
+                && child.get(pin).load(pin).is_tomb(),
+            "an unlink removes a tombstoned child"
+        );
+        self.swap(current, new, delta, Some(child), pin)
+    }
+
+    /// The CAS of [`cas`](Self::cas) and [`cas_unlinking`](Self::cas_unlinking).
+    fn swap(
+        &self,
+        current: &Main,
+        new: Main,
+        delta: Delta,
+        unlinked: Option<Child>,
+        pin: &Pin<'_>,
+    ) -> bool {
         let new = Box::into_raw(Box::new(new));
         // Success: Release publishes `new` and the nodes built for it to the Acquire loads of
         // `load`; Acquire orders our teardown of `current` after its writer's stores. Failure:
@@ -75,43 +126,28 @@ impl INode {
                 // SAFETY: the CAS unlinked `old` from the only place it was published, so no
                 // thread pinned from now on can reach it; `retire` defers the free past the
                 // threads pinned now. Pinned since our load, `old` cannot have been freed and
-                // reused at the same address (no ABA).
-                unsafe { pin.retire(old) };
+                // reused at the same address (no ABA). A stale array: the CAS replaced the only
+                // current version linking it (see the module docs), and each is listed once, by
+                // the one update that stopped linking it. `unlinked`: the CAS replaced the only
+                // current main node linking it (each I-node is linked from one current main
+                // node, its parent's, and `new` does not link it); it is retired once, by the
+                // one CAS that unlinked it, and is a tombstone, which links nothing.
+                unsafe {
+                    pin.retire(Retired {
+                        main: old,
+                        inode: unlinked.map(|child| child.0),
+                        arrays: delta.stale,
+                    });
+                }
                 true
             }
             Err(_) => {
                 // SAFETY: `new` came from `Box::into_raw` above and was never published.
                 drop(unsafe { Box::from_raw(new) });
+                delta.discard();
                 false
             }
         }
-    }
-
-    /// [`cas`](Self::cas) for a contraction: `new` is `current` without `child`, which `current`
-    /// links along `edge` and which is a tombstone. On success `child` is unlinked from the trie
-    /// and retired with its tombstone.
-    pub(super) fn cas_unlinking(
-        &self,
-        current: &Main,
-        new: Main,
-        (edge, child): (Edge<'_>, Child),
-        pin: &Pin<'_>,
-    ) -> bool {
-        assert!(
-            current.child(edge) == Some(&child)
-                && new.child(edge).is_none()
-                && child.get(pin).load(pin).is_tomb(),
-            "an unlink removes a tombstoned child"
-        );
-        if !self.cas(current, new, pin) {
-            return false;
-        }
-        // SAFETY: the CAS replaced the only current main node linking `child` (each I-node is
-        // linked from one current main node, its parent's, and `new` does not link it), so no
-        // thread pinning from now on can reach it; it is retired once, by the one CAS that
-        // unlinked it. It is a tombstone, which links nothing, so nothing else is freed with it.
-        unsafe { pin.retire_inode(child.0.as_ptr()) };
-        true
     }
 
     /// Frees every I-node below this one (not this one, nor its main node: `Drop` does that).
@@ -149,8 +185,22 @@ impl Drop for INode {
         if !main.is_null() {
             // SAFETY: as in `into_main`: the I-node is being dropped, so unreachable by any
             // pinned thread, and owns `main`.
-            drop(unsafe { Box::from_raw(main) });
+            free_main(unsafe { Box::from_raw(main) });
         }
+    }
+}
+
+/// Frees the current main node of an I-node being freed, with its shared arrays (the current
+/// version owns them: see the module docs).
+fn free_main(main: Box<Main>) {
+    let mut arrays = Vec::new();
+    main.for_each_array(&mut |array| arrays.push(array));
+    drop(main);
+    for array in arrays {
+        // SAFETY: the I-node is unreachable (the caller's contract), so is its current version;
+        // an array it links is linked by no other live version (older ones were retired with
+        // their stale arrays, and there is no newer one), and is listed once by the walk.
+        unsafe { array.free() };
     }
 }
 
@@ -178,6 +228,7 @@ fn free_subtrees(mut pending: Vec<Child>) {
         let inode = *unsafe { Box::from_raw(child.0.as_ptr()) };
         let main = inode.into_main();
         main.for_each_child(|child| pending.push(child));
+        free_main(main);
     }
 }
 
@@ -262,6 +313,20 @@ pub(super) struct Reclaim {
     /// Under loom, unlinked I-nodes likewise.
     #[cfg(loom)]
     retired_inodes: std::sync::Mutex<Vec<Box<INode>>>,
+    /// Under loom, retired shared arrays likewise.
+    #[cfg(loom)]
+    retired_arrays: std::sync::Mutex<Vec<Array>>,
+}
+
+#[cfg(loom)]
+impl Drop for Reclaim {
+    fn drop(&mut self) {
+        for array in self.retired_arrays.get_mut().unwrap().drain(..) {
+            // SAFETY: retired once (`Pin::retire_array`), unreachable since, and the matcher
+            // that could reach it is being dropped.
+            unsafe { array.free() };
+        }
+    }
 }
 
 impl Reclaim {
@@ -289,45 +354,211 @@ pub(super) struct Pin<'r> {
 }
 
 impl Pin<'_> {
-    /// Frees `main` once no pinned thread can hold it.
+    /// Frees what a successful CAS unlinked once no pinned thread can hold it: one deferred
+    /// function per CAS (crossbeam-epoch frees a bounded number per pin, so fewer, larger
+    /// batches keep up with a churn that unlinks many nodes per operation).
     ///
     /// # Safety
-    /// `main` came from `Box::into_raw`, was just unlinked by a successful CAS (so is
-    /// unreachable for threads pinning later), and is retired once.
-    unsafe fn retire(&self, main: *mut Main) {
+    /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
+    /// threads pinning later), came from `Box::into_raw`, is retired once, and the I-node, if
+    /// any, is a tombstone (it links no child).
+    unsafe fn retire(&self, retired: Retired) {
         #[cfg(not(loom))]
         // SAFETY: per this function's contract; the deferred closure runs after every guard
-        // active now is dropped, and a `Main` may be dropped on any thread (it is `Send`).
+        // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
-            self.guard
-                .defer_unchecked(move || drop(Box::from_raw(main)));
+            if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
+                // An insert's usual case: one deferred function each (three words fit in one
+                // without an allocation), and not more of them than an epoch frees per pin.
+                let main = retired.main;
+                self.guard
+                    .defer_unchecked(move || drop(Box::from_raw(main)));
+                for array in retired.arrays {
+                    self.guard.defer_unchecked(move || array.free());
+                }
+            } else {
+                let retired = Box::new(retired);
+                self.guard.defer_unchecked(move || retired.free());
+            }
         }
         #[cfg(loom)]
         {
-            // SAFETY: per this function's contract; the box is freed when the matcher drops.
-            let main = unsafe { Box::from_raw(main) };
-            self.reclaim.retired.lock().unwrap().push(main);
+            let reclaim = self.reclaim;
+            // SAFETY: per this function's contract; the boxes are freed when the matcher drops.
+            let main = unsafe { Box::from_raw(retired.main) };
+            reclaim.retired.lock().unwrap().push(main);
+            if let Some(inode) = retired.inode {
+                // SAFETY: as for `main`.
+                let inode = unsafe { Box::from_raw(inode.as_ptr()) };
+                reclaim.retired_inodes.lock().unwrap().push(inode);
+            }
+            reclaim.retired_arrays.lock().unwrap().extend(retired.arrays);
+        }
+    }
+}
+
+/// Most stale arrays deferred one by one; more go in one batch. Crossbeam-epoch frees at most
+/// 8 bags of 64 deferred functions every 128 pins (four per pin), so a writer that defers more
+/// per operation outruns it: a churn of subscribe and unsubscribe then grows without bound.
+const FEW_DEFERRED: usize = 2;
+
+/// What one successful CAS unlinked: the replaced main node, the unlinked tombstoned I-node of
+/// a contraction, the stale arrays of the update.
+struct Retired {
+    main: *mut Main,
+    inode: Option<NonNull<INode>>,
+    arrays: SmallVec<[Array; 4]>,
+}
+
+impl Retired {
+    /// Frees everything.
+    ///
+    /// # Safety
+    /// As for [`Pin::retire`], and no thread can still read any of it.
+    #[cfg(not(loom))]
+    unsafe fn free(self) {
+        // SAFETY: per this function's contract.
+        unsafe {
+            drop(Box::from_raw(self.main));
+            if let Some(inode) = self.inode {
+                drop(Box::from_raw(inode.as_ptr()));
+            }
+            for array in self.arrays {
+                array.free();
+            }
+        }
+    }
+}
+
+/// An immutable array shared by the versions of a persistent map (a HAMT node's slots): a plain
+/// pointer, no reference count. Who frees it is in the module docs ("Who owns a shared array").
+pub(super) struct Shared<T>(NonNull<[T]>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
+
+// SAFETY: a `Shared` is a pointer to an immutable `[T]`, so sending or sharing it shares `&[T]`
+// (hence `T: Sync`), and the thread that frees it drops the `T`s (hence `T: Send`).
+unsafe impl<T: Send + Sync> Send for Shared<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send + Sync> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// A new array of `items`: the caller lists it as fresh in the update's [`Delta`].
+    pub(super) fn new(items: Box<[T]>) -> Self {
+        // SAFETY: `Box::into_raw` never returns null.
+        Shared(unsafe { NonNull::new_unchecked(Box::into_raw(items)) })
+    }
+
+    /// The items. A `Shared` is only ever read through the node that links it (a main node
+    /// loaded under a pin, or a HAMT slot reached from one), or by the writer that made it.
+    #[inline]
+    pub(super) fn get(&self) -> &[T] {
+        // SAFETY: the array is freed only (a) through the epoch, retired by the CAS that
+        // replaced the last current version linking it, so after every pin under which that
+        // version (or a HAMT slot of it) could be read; (b) at once by a failed CAS or a dropped
+        // unpublished chain, which never published it; or (c) with the matcher (`&mut`). The
+        // node this handle is read from was reached under such a pin, or is the writer's own.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+/// A [`Shared`] array of any item type, with the function that frees it.
+pub(super) struct Array {
+    items: NonNull<u8>,
+    len: usize,
+    free: unsafe fn(NonNull<u8>, usize),
+}
+
+// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`).
+unsafe impl Send for Array {}
+
+impl Array {
+    /// The array `shared` points to.
+    pub(super) fn of<T: Send + Sync>(shared: Shared<T>) -> Array {
+        /// # Safety
+        /// `items` and `len` are those of a `Shared<T>` made from a `Box<[T]>`, freed once.
+        unsafe fn free<T>(items: NonNull<u8>, len: usize) {
+            let items = ptr::slice_from_raw_parts_mut(items.cast::<T>().as_ptr(), len);
+            // SAFETY: per this function's contract.
+            drop(unsafe { Box::from_raw(items) });
+        }
+        Array {
+            items: shared.0.cast::<u8>(),
+            len: shared.0.len(),
+            free: free::<T>,
         }
     }
 
-    /// Frees the unlinked I-node `inode` (and its tombstone) once no pinned thread can hold it.
+    /// Frees the array and drops its items.
     ///
     /// # Safety
-    /// `inode` came from `Box::into_raw` (in [`Fresh::new`]), was just unlinked by a successful
-    /// CAS (so is unreachable for threads pinning later), is a tombstone (it links no child),
-    /// and is retired once.
-    unsafe fn retire_inode(&self, inode: *mut INode) {
-        #[cfg(not(loom))]
-        // SAFETY: per this function's contract; an `INode` may be dropped on any thread.
-        unsafe {
-            self.guard
-                .defer_unchecked(move || drop(Box::from_raw(inode)));
+    /// No thread can still read the array, and it is freed once.
+    unsafe fn free(self) {
+        // SAFETY: `free` is the function `of` paired with these items; per this one's contract.
+        unsafe { (self.free)(self.items, self.len) };
+    }
+}
+
+/// What an update of a main node did to its shared arrays: the ones it allocated (`fresh`) and
+/// the ones of the version it replaces that the new version no longer links (`stale`). An array
+/// may be both (allocated and dropped again within the update: freed either way, once).
+#[derive(Default)]
+pub(super) struct Delta {
+    fresh: SmallVec<[Array; 4]>,
+    stale: SmallVec<[Array; 4]>,
+}
+
+impl Delta {
+    /// Records an array the update allocated.
+    #[inline]
+    pub(super) fn fresh(&mut self, array: Array) {
+        self.fresh.push(array);
+    }
+
+    /// Records an array of the replaced version that the new version does not link.
+    #[inline]
+    pub(super) fn stale(&mut self, array: Array) {
+        self.stale.push(array);
+    }
+
+    /// For an update whose new version is never CASed in by itself but built into a new,
+    /// unpublished I-node (a [`Fresh`] chain): its arrays now belong to that version.
+    pub(super) fn keep(self) {
+        debug_assert!(self.stale.is_empty(), "a chain is built from empty levels");
+    }
+
+    /// For an update whose new version is dropped for a tombstone that replaces `current`:
+    /// frees the fresh arrays now (never published) and makes every array of `current` stale.
+    pub(super) fn tombstoning(self, current: &Main) -> Delta {
+        self.discard();
+        let mut stale = SmallVec::new();
+        current.for_each_array(&mut |array| stale.push(array));
+        Delta {
+            fresh: SmallVec::new(),
+            stale,
         }
-        #[cfg(loom)]
-        {
-            // SAFETY: per this function's contract; the box is freed when the matcher drops.
-            let inode = unsafe { Box::from_raw(inode) };
-            self.reclaim.retired_inodes.lock().unwrap().push(inode);
+    }
+
+    /// For tests that keep every version of a map and no trie: frees every array the updates
+    /// recorded in this delta allocated, which is every array of every version.
+    #[cfg(all(test, not(loom)))]
+    pub(super) fn free_all_versions(self) {
+        self.discard();
+    }
+
+    /// Frees the fresh arrays of an update that was not published (its stale ones stay with
+    /// the version it did not replace; an array both fresh and stale is freed here, once).
+    fn discard(self) {
+        for array in self.fresh {
+            // SAFETY: fresh arrays were allocated by this update, which was never published,
+            // so no other thread saw them; each is listed once.
+            unsafe { array.free() };
         }
     }
 }
