@@ -14,6 +14,9 @@
 //! once built, so readers need no synchronisation beyond having obtained the root safely.
 //! Recursion depth is bounded by the 13 levels a 64-bit hash allows.
 //!
+//! Keys and values are `Copy` (a long word's text is epoch-owned too), so a path copy is a
+//! `memcpy` and freeing a node drops nothing.
+//!
 //! Layout, for the cost of a path copy (the update's whole cost): a slot is a key and value, or
 //! a sub-node's bitmap and slot array inline, with no stored hash and no separate tag, so a
 //! word child's slot is 32 bytes; and a node is one allocation (its shared slot array), its
@@ -31,21 +34,12 @@ pub(super) trait Placed {
     fn place(&self) -> u64;
 }
 
+#[derive(Clone, Copy)]
 enum Slot<K, V> {
     /// One key, inline: a lookup reaches it without another pointer.
     Entry(K, V),
     /// The next level, or a collision node.
     Branch(Node<K, V>),
-}
-
-impl<K: Clone, V: Clone> Clone for Slot<K, V> {
-    /// An entry's key and value are cloned; a branch is a pointer, copied.
-    fn clone(&self) -> Self {
-        match self {
-            Slot::Entry(k, v) => Slot::Entry(k.clone(), v.clone()),
-            Slot::Branch(node) => Slot::Branch(*node),
-        }
-    }
 }
 
 /// One level: a bitmap of the occupied 5-bit indices and their slots, densely packed. A node
@@ -173,7 +167,7 @@ fn alloc<K: Send + Sync, V: Send + Sync>(
     Node { bitmap, slots }
 }
 
-impl<K: Clone + Send + Sync, V: Clone + Send + Sync> Node<K, V> {
+impl<K: Copy + Send + Sync, V: Copy + Send + Sync> Node<K, V> {
     /// A copy with `slot` at `pos` (replacing the slot there if `occupied`), replacing this node
     /// (listed as stale).
     fn with_slot(
@@ -186,9 +180,9 @@ impl<K: Clone + Send + Sync, V: Clone + Send + Sync> Node<K, V> {
         let rest = if occupied { pos + 1 } else { pos };
         let slots = old[..pos]
             .iter()
-            .cloned()
+            .copied()
             .chain(std::iter::once(slot))
-            .chain(old[rest..].iter().cloned())
+            .chain(old[rest..].iter().copied())
             .collect();
         delta.stale(Array::of(self.slots));
         alloc(self.bitmap | bit, slots, delta)
@@ -197,7 +191,7 @@ impl<K: Clone + Send + Sync, V: Clone + Send + Sync> Node<K, V> {
     /// A copy without the slot at `pos`, replacing this node (listed as stale).
     fn without_slot(&self, bit: u32, pos: usize, delta: &mut Delta) -> Node<K, V> {
         let old = self.slots.get();
-        let slots = old[..pos].iter().chain(&old[pos + 1..]).cloned().collect();
+        let slots = old[..pos].iter().chain(&old[pos + 1..]).copied().collect();
         delta.stale(Array::of(self.slots));
         alloc(self.bitmap & !bit, slots, delta)
     }
@@ -234,7 +228,7 @@ enum Rest<K, V> {
     Slot(Slot<K, V>),
 }
 
-impl<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync> Hamt<K, V> {
+impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
     /// Number of keys.
     pub(super) fn len(&self) -> usize {
         self.len as usize
@@ -313,7 +307,7 @@ impl<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync> Hamt<K, V> {
         is_key: impl Fn(&K) -> bool,
         delta: &mut Delta,
     ) -> Self {
-        fn go<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync>(
+        fn go<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync>(
             node: &Node<K, V>,
             shift: u32,
             new: (u64, K, V),
@@ -356,7 +350,7 @@ impl<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync> Hamt<K, V> {
                 old @ Slot::Entry(k, _) => {
                     let split = two_slots(
                         shift + BITS,
-                        (k.place(), old.clone()),
+                        (k.place(), *old),
                         (hash, Slot::Entry(key, value)),
                         delta,
                     );
@@ -391,7 +385,7 @@ impl<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync> Hamt<K, V> {
         is_key: impl Fn(&K) -> bool,
         delta: &mut Delta,
     ) -> Option<Self> {
-        fn go<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync>(
+        fn go<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync>(
             node: &Node<K, V>,
             shift: u32,
             hash: u64,
@@ -435,7 +429,7 @@ impl<K: Clone + Placed + Send + Sync, V: Clone + Send + Sync> Hamt<K, V> {
                 }
                 Rest::Empty if slots.len() == 2 && shift > 0 && slots[1 - pos].is_placed() => {
                     delta.stale(Array::of(node.slots));
-                    Rest::Slot(slots[1 - pos].clone())
+                    Rest::Slot(slots[1 - pos])
                 }
                 Rest::Empty => Rest::Slot(Slot::Branch(node.without_slot(bit, pos, delta))),
                 Rest::Slot(slot) if slots.len() == 1 && shift > 0 && slot.is_placed() => {

@@ -400,6 +400,7 @@ impl Pin<'_> {
 /// Most stale arrays deferred one by one; more go in one batch. Crossbeam-epoch frees at most
 /// 8 bags of 64 deferred functions every 128 pins (four per pin), so a writer that defers more
 /// per operation outruns it: a churn of subscribe and unsubscribe then grows without bound.
+#[cfg(not(loom))]
 const FEW_DEFERRED: usize = 2;
 
 /// What one successful CAS unlinked: the replaced main node, the unlinked tombstoned I-node of
@@ -468,6 +469,34 @@ impl<T> Shared<T> {
     }
 }
 
+/// A long word kept beside its hashed key in a child entry: a thin pointer with no reference
+/// count, so that an entry is `Copy` (a path copy is a `memcpy`) and stays 32 bytes. It is owned
+/// like a [`Shared`] array: by the current versions linking its entry; the update that removes
+/// the entry lists it as stale, the one that adds it as fresh ([`Array::of_word`]).
+#[derive(Clone, Copy)]
+pub(super) struct LongWord(NonNull<String>);
+
+// SAFETY: a pointer to an immutable `String`, freed by the protocol of the module docs.
+unsafe impl Send for LongWord {}
+// SAFETY: as for `Send`: sharing it only shares `&str` access.
+unsafe impl Sync for LongWord {}
+
+impl LongWord {
+    /// A new copy of `word`: the caller lists it as fresh in the update's [`Delta`].
+    pub(super) fn new(word: &str) -> LongWord {
+        // SAFETY: `Box::into_raw` never returns null.
+        LongWord(unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(word.to_owned()))) })
+    }
+
+    /// The word. Read, like a [`Shared`] array, only through the entry that holds it.
+    #[inline]
+    pub(super) fn get(&self) -> &str {
+        // SAFETY: as for `Shared::get`: freed only through the epoch after the last version
+        // linking its entry was replaced, or unpublished, or with the matcher.
+        unsafe { self.0.as_ref() }
+    }
+}
+
 /// A [`Shared`] array of any item type, with the function that frees it.
 pub(super) struct Array {
     items: NonNull<u8>,
@@ -493,6 +522,13 @@ impl Array {
             len: shared.0.len(),
             free: free::<T>,
         }
+    }
+
+    /// A long word, as the array of its one `String` (a `Box<String>` and a `Box<[String]>` of
+    /// length one have the same layout).
+    pub(super) fn of_word(word: LongWord) -> Array {
+        let items = NonNull::slice_from_raw_parts(word.0, 1);
+        Array::of(Shared(items))
     }
 
     /// Frees the array and drops its items.
