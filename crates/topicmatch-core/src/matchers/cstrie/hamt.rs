@@ -178,22 +178,23 @@ impl<K: Copy + Send + Sync, V: Copy + Send + Sync> Node<K, V> {
     ) -> Node<K, V> {
         let old = self.slots.get();
         let rest = if occupied { pos + 1 } else { pos };
-        let slots = old[..pos]
-            .iter()
-            .copied()
-            .chain(std::iter::once(slot))
-            .chain(old[rest..].iter().copied())
-            .collect();
+        // Two `memcpy`s around the new slot.
+        let mut slots = Vec::with_capacity(pos + 1 + old.len() - rest);
+        slots.extend_from_slice(&old[..pos]);
+        slots.push(slot);
+        slots.extend_from_slice(&old[rest..]);
         delta.stale(Array::of(self.slots));
-        alloc(self.bitmap | bit, slots, delta)
+        alloc(self.bitmap | bit, slots.into_boxed_slice(), delta)
     }
 
     /// A copy without the slot at `pos`, replacing this node (listed as stale).
     fn without_slot(&self, bit: u32, pos: usize, delta: &mut Delta) -> Node<K, V> {
         let old = self.slots.get();
-        let slots = old[..pos].iter().chain(&old[pos + 1..]).copied().collect();
+        let mut slots = Vec::with_capacity(old.len() - 1);
+        slots.extend_from_slice(&old[..pos]);
+        slots.extend_from_slice(&old[pos + 1..]);
         delta.stale(Array::of(self.slots));
-        alloc(self.bitmap & !bit, slots, delta)
+        alloc(self.bitmap & !bit, slots.into_boxed_slice(), delta)
     }
 }
 
