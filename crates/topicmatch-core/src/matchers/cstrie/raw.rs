@@ -43,17 +43,46 @@ use crate::sync::{AtomicPtr, Ordering};
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
-/// reachable, and points to a main node that this I-node owns.
+/// reachable, and points to a main node that this I-node owns: a boxed one, or `first`.
 pub(super) struct INode {
     main: AtomicPtr<Main>,
+    /// The first main node of an I-node made by [`Fresh::new`], in the I-node's own allocation:
+    /// a new level costs one allocation, not two, and a level never changed since (most
+    /// leaves) is read from the I-node's own cache lines. Never moved (the I-node stays in its
+    /// box), freed with the I-node, never through `main`.
+    first: Main,
 }
 
 impl INode {
-    /// A new I-node owning `main`.
+    /// A new I-node owning `main`, boxed apart (the root, which moves with the matcher).
     pub(super) fn new(main: Main) -> Self {
         INode {
             main: AtomicPtr::new(Box::into_raw(Box::new(main))),
+            first: Main::default(),
         }
+    }
+
+    /// A new boxed I-node whose main node is `main`, kept in the I-node's own allocation.
+    fn boxed(main: Main) -> NonNull<INode> {
+        let inode = Box::into_raw(Box::new(INode {
+            main: AtomicPtr::new(ptr::null_mut()),
+            first: main,
+        }));
+        // SAFETY: `inode` is the live allocation just made, not shared yet; the address of its
+        // `first` stays valid as long as the I-node, which is never moved out of its box.
+        unsafe {
+            let first = ptr::addr_of_mut!((*inode).first);
+            // Relaxed: the I-node is not shared yet; whoever publishes it orders this store
+            // (the Release of the CAS that links it).
+            (*inode).main.store(first, Ordering::Relaxed);
+            NonNull::new_unchecked(inode)
+        }
+    }
+
+    /// Whether `main` is this I-node's own first main node.
+    #[inline]
+    fn is_first(&self, main: *const Main) -> bool {
+        ptr::eq(main, &self.first)
     }
 
     /// The current main node, valid while `pin` is held.
@@ -134,7 +163,12 @@ impl INode {
                 // one CAS that unlinked it, and is a tombstone, which links nothing.
                 unsafe {
                     pin.retire(Retired {
-                        main: old,
+                        // The first main node is freed with its I-node.
+                        main: if self.is_first(old) {
+                            ptr::null_mut()
+                        } else {
+                            old
+                        },
                         inode: unlinked.map(|child| child.0),
                         arrays: delta.stale,
                     });
@@ -161,41 +195,41 @@ impl INode {
         free_subtrees(pending);
     }
 
-    /// Hints the CPU to start fetching this I-node's cache line, for a node the lookup visits
+    /// Hints the CPU to start fetching this I-node's cache lines, for a node the lookup visits
     /// in its next level: the fetch overlaps the rest of this level. No effect on behaviour.
     #[inline]
     pub(super) fn prefetch(&self) {
+        // Its second cache line too: most of `first` lies there.
         prefetch(self);
+        prefetch(&self.first.subs);
     }
 
-    /// Takes the main node out of an I-node nobody else refers to, for iterative teardown.
-    #[allow(clippy::unnecessary_box_returns)] // the main node is already boxed; no move
-    fn into_main(self) -> Box<Main> {
-        let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
-        // SAFETY: `self` is owned, so no other thread refers to this I-node (whoever could
-        // reach it through a published main node has unpinned, see `load`); `main` is the
-        // non-null pointer it owns, and the swap leaves null so `Drop` does not free it again.
-        unsafe { Box::from_raw(main) }
-    }
 }
 
 impl Drop for INode {
     fn drop(&mut self) {
         let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
-        if !main.is_null() {
-            // SAFETY: as in `into_main`: the I-node is being dropped, so unreachable by any
-            // pinned thread, and owns `main`.
-            free_main(unsafe { Box::from_raw(main) });
+        if main.is_null() {
+            return;
+        }
+        if self.is_first(main) {
+            // `first` itself drops with the I-node, after this.
+            free_arrays(&self.first);
+        } else {
+            // SAFETY: the I-node is being dropped, so unreachable by any pinned thread (whoever
+            // could reach it through a published main node has unpinned, see `load`), and owns
+            // `main`, a boxed main node (not `first`); the swap leaves null, so it is freed once.
+            let main = unsafe { Box::from_raw(main) };
+            free_arrays(&main);
         }
     }
 }
 
-/// Frees the current main node of an I-node being freed, with its shared arrays (the current
+/// Frees the shared arrays of the current main node of an I-node being freed (the current
 /// version owns them: see the module docs).
-fn free_main(main: Box<Main>) {
+fn free_arrays(main: &Main) {
     let mut arrays = Vec::new();
     main.for_each_array(&mut |array| arrays.push(array));
-    drop(main);
     for array in arrays {
         // SAFETY: the I-node is unreachable (the caller's contract), so is its current version;
         // an array it links is linked by no other live version (older ones were retired with
@@ -224,11 +258,13 @@ fn free_subtrees(mut pending: Vec<Child>) {
     while let Some(child) = pending.pop() {
         // SAFETY: per this function's contract, `child` (and, by induction, every child of an
         // I-node it owns, each linked from exactly one current main node) is exclusively ours;
-        // it came from `Box::into_raw` in `Fresh::new`.
-        let inode = *unsafe { Box::from_raw(child.0.as_ptr()) };
-        let main = inode.into_main();
+        // it came from `Box::into_raw` in `INode::boxed`, and is dropped in place (never moved
+        // out of its box: its `first` is pointed to).
+        let inode = unsafe { Box::from_raw(child.0.as_ptr()) };
+        // SAFETY: the I-node is ours alone, so its current main node is live until it drops.
+        let main = unsafe { &*inode.main.load(Ordering::Acquire) };
         main.for_each_child(|child| pending.push(child));
-        free_main(main);
+        drop(inode);
     }
 }
 
@@ -271,9 +307,7 @@ pub(super) struct Fresh(Child);
 impl Fresh {
     /// A new I-node owning `main`.
     pub(super) fn new(main: Main) -> Fresh {
-        let inode = Box::into_raw(Box::new(INode::new(main)));
-        // SAFETY: `Box::into_raw` never returns null.
-        Fresh(Child(unsafe { NonNull::new_unchecked(inode) }))
+        Fresh(Child(INode::boxed(main)))
     }
 
     /// A link to this I-node, for a main node under construction; this still owns it.
@@ -371,8 +405,10 @@ impl Pin<'_> {
                 // An insert's usual case: one deferred function each (three words fit in one
                 // without an allocation), and not more of them than an epoch frees per pin.
                 let main = retired.main;
-                self.guard
-                    .defer_unchecked(move || drop(Box::from_raw(main)));
+                if !main.is_null() {
+                    self.guard
+                        .defer_unchecked(move || drop(Box::from_raw(main)));
+                }
                 for array in retired.arrays {
                     self.guard.defer_unchecked(move || array.free());
                 }
@@ -384,9 +420,12 @@ impl Pin<'_> {
         #[cfg(loom)]
         {
             let reclaim = self.reclaim;
-            // SAFETY: per this function's contract; the boxes are freed when the matcher drops.
-            let main = unsafe { Box::from_raw(retired.main) };
-            reclaim.retired.lock().unwrap().push(main);
+            if !retired.main.is_null() {
+                // SAFETY: per this function's contract; the boxes are freed when the matcher
+                // drops.
+                let main = unsafe { Box::from_raw(retired.main) };
+                reclaim.retired.lock().unwrap().push(main);
+            }
             if let Some(inode) = retired.inode {
                 // SAFETY: as for `main`.
                 let inode = unsafe { Box::from_raw(inode.as_ptr()) };
@@ -403,8 +442,9 @@ impl Pin<'_> {
 #[cfg(not(loom))]
 const FEW_DEFERRED: usize = 2;
 
-/// What one successful CAS unlinked: the replaced main node, the unlinked tombstoned I-node of
-/// a contraction, the stale arrays of the update.
+/// What one successful CAS unlinked: the replaced main node (null if it was its I-node's
+/// `first`, freed with the I-node), the unlinked tombstoned I-node of a contraction, the stale
+/// arrays of the update.
 struct Retired {
     main: *mut Main,
     inode: Option<NonNull<INode>>,
@@ -420,7 +460,9 @@ impl Retired {
     unsafe fn free(self) {
         // SAFETY: per this function's contract.
         unsafe {
-            drop(Box::from_raw(self.main));
+            if !self.main.is_null() {
+                drop(Box::from_raw(self.main));
+            }
             if let Some(inode) = self.inode {
                 drop(Box::from_raw(inode.as_ptr()));
             }
