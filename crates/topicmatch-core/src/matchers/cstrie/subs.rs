@@ -83,6 +83,15 @@ impl Subs {
 
     /// The set with `sub` added, its HAMT nodes recorded in `delta`.
     pub(super) fn with(&self, sub: SubscriberId, delta: &mut Delta) -> Subs {
+        if let Subs::Inline(len, ids) = *self {
+            let len = usize::from(len);
+            if len < INLINE && !ids[..len].contains(&sub) {
+                // The usual case, a new leaf's first id: no copy through a buffer.
+                let mut ids = ids;
+                ids[len] = sub;
+                return Subs::Inline(len as u8 + 1, ids);
+            }
+        }
         match (self, self.slice()) {
             (_, Some(ids)) if ids.contains(&sub) => self.clone(),
             (_, Some(ids)) if ids.len() < FEW => {
