@@ -358,8 +358,7 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
                     (Slot::Branch(split), true)
                 }
                 Slot::Branch(inner) => {
-                    let (inner, added) =
-                        go(inner, shift + BITS, (hash, key, value), is_key, delta);
+                    let (inner, added) = go(inner, shift + BITS, (hash, key, value), is_key, delta);
                     (Slot::Branch(inner), added)
                 }
             };
@@ -494,7 +493,7 @@ mod tests {
             for k in 0..300u64 {
                 map = map.insert(key(k), k * 10, |x| *x == key(k), &mut delta);
                 model.insert(k, k * 10);
-                versions.push((map.clone(), model.clone()));
+                versions.push((map, model.clone()));
             }
             for k in (0..300u64).step_by(3) {
                 // Replacing a value keeps the length.
@@ -510,7 +509,7 @@ mod tests {
                     .remove(key(k).place(), |x| *x == key(k), &mut delta)
                     .is_none());
             }
-            versions.push((map.clone(), model.clone()));
+            versions.push((map, model.clone()));
             for k in (1..300u64).step_by(2) {
                 map = map
                     .remove(key(k).place(), |x| *x == key(k), &mut delta)

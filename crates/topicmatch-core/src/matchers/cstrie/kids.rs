@@ -363,7 +363,10 @@ impl Kids {
         match self {
             Kids::Narrow(None) | Kids::Tomb => {}
             Kids::Narrow(Some(narrow)) => {
-                narrow.kids.iter().for_each(|kid| kid.label.for_each_array(f));
+                narrow
+                    .kids
+                    .iter()
+                    .for_each(|kid| kid.label.for_each_array(f));
             }
             Kids::Wide(map) => {
                 map.for_each(|label, _| label.for_each_array(f));

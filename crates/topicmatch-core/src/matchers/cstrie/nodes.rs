@@ -30,8 +30,8 @@ impl<'a> Edge<'a> {
 }
 
 /// An immutable main node: a C-node (one trie level: children and the subscribers whose pattern
-/// ends here) or, with [`Kids::Tomb`] as its children, a tombstone: an empty node being unlinked, which never
-/// changes again. A copy shares the children and the subscriber set, so building the next
+/// ends here) or, with [`Kids::Tomb`] as its children, a tombstone: an empty node being
+/// unlinked, which never changes again. A copy shares the children and the subscriber set, so building the next
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
 #[derive(Default)]

@@ -203,7 +203,6 @@ impl INode {
         prefetch(self);
         prefetch(&self.first.subs);
     }
-
 }
 
 impl Drop for INode {
@@ -431,7 +430,11 @@ impl Pin<'_> {
                 let inode = unsafe { Box::from_raw(inode.as_ptr()) };
                 reclaim.retired_inodes.lock().unwrap().push(inode);
             }
-            reclaim.retired_arrays.lock().unwrap().extend(retired.arrays);
+            reclaim
+                .retired_arrays
+                .lock()
+                .unwrap()
+                .extend(retired.arrays);
         }
     }
 }
@@ -605,8 +608,8 @@ impl Delta {
         self.stale.push(array);
     }
 
-    /// For an update whose new version is never CASed in by itself but built into a new,
-    /// unpublished I-node (a [`Fresh`] chain): its arrays now belong to that version.
+    /// For an update whose new version is not installed by a CAS of its own but built into a
+    /// new, unpublished I-node (a [`Fresh`] chain): its arrays now belong to that version.
     pub(super) fn keep(self) {
         debug_assert!(self.stale.is_empty(), "a chain is built from empty levels");
     }
