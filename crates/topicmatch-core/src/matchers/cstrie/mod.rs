@@ -44,6 +44,9 @@
 //! 4. Main nodes are freed only after the epoch has passed every thread that could hold them
 //!    (crossbeam-epoch); an I-node is freed through the epoch once a contraction unlinks it,
 //!    or with the matcher (main nodes link children by plain pointers, see [`raw`]).
+//! 5. A wide level's HAMT nodes and long words have no reference count: they belong to the
+//!    level's current version; the update that stops linking one retires it with the main node
+//!    it replaced, and a failed CAS frees what its update allocated ([`raw::Delta`]).
 //!
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
