@@ -1,8 +1,11 @@
 //! A persistent hash array mapped trie (Bagwell's HAMT): the wide-node structure of the CS-trie.
 //!
 //! Every update returns a new version and leaves the old one intact; the two share every node
-//! off the updated path through reference counts, so an update copies at most
-//! `ceil(64 / 5) = 13` nodes of at most 32 slots, never the whole map. The CS-trie keeps a
+//! off the updated path, so an update copies at most `ceil(64 / 5) = 13` nodes of at most 32
+//! slots, never the whole map. Nodes link each other by plain pointers ([`Shared`]), with no
+//! reference count: an update lists the nodes it allocated and the old path nodes it replaced
+//! in a [`Delta`], and the CS-trie's CAS frees the ones that lost (see [`super::raw`]). So a path
+//! copy copies pointers, and retiring a version touches no shared node. The CS-trie keeps a
 //! node's word children and its subscriber set in these, so adding the 100,000th child or
 //! subscriber costs the same as adding the first.
 //!
@@ -11,26 +14,27 @@
 //! once built, so readers need no synchronisation beyond having obtained the root safely.
 //! Recursion depth is bounded by the 13 levels a 64-bit hash allows.
 //!
+//! Keys and values are `Copy` (a long word's text is epoch-owned too), so a path copy is a
+//! `memcpy` and freeing a node drops nothing.
+//!
 //! Layout, for the cost of a path copy (the update's whole cost): a slot is a key and value, or
 //! a sub-node's bitmap and slot array inline, with no stored hash and no separate tag, so a
 //! word child's slot is 32 bytes; and a node is one allocation (its shared slot array), its
-//! bitmap living in the parent's slot. A copied 25-slot level is then one ~800-byte
-//! allocation, within the allocator's per-thread cache sizes, where it was two allocations
-//! of which one was ~1.2 KB.
+//! bitmap living in the parent's slot. A copied full level is then one allocation of at most
+//! 1 KB (no reference-count header), within the allocator's per-thread cache sizes.
 
-use crate::sync::Arc;
+use super::raw::{Array, Delta, Shared};
 
 const BITS: u32 = 5;
 const MASK: u64 = (1 << BITS) - 1;
 
-/// A key's 64-bit placement in the map. Every `hash` a [`Hamt`] method is given for a key must
-/// be that key's `place()`.
+/// A key's 64-bit placement in the map.
 pub(super) trait Placed {
     /// The hash the key is placed by.
     fn place(&self) -> u64;
 }
 
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 enum Slot<K, V> {
     /// One key, inline: a lookup reaches it without another pointer.
     Entry(K, V),
@@ -42,27 +46,26 @@ enum Slot<K, V> {
 /// with an empty bitmap is a collision node: two or more entries with one hash, in any order.
 struct Node<K, V> {
     bitmap: u32,
-    slots: Arc<[Slot<K, V>]>,
+    slots: Shared<Slot<K, V>>,
 }
 
 impl<K, V> Clone for Node<K, V> {
-    /// O(1): one reference count.
     fn clone(&self) -> Self {
-        Node {
-            bitmap: self.bitmap,
-            slots: Arc::clone(&self.slots),
-        }
+        *self
     }
 }
 
-/// A persistent map from keys (placed by their [`Placed`] hash) to values.
+impl<K, V> Copy for Node<K, V> {}
+
+/// A persistent map from keys (placed by their [`Placed`] hash) to values: a handle to one
+/// version, copied freely (the CS-trie's protocol, not the handle, decides when nodes die).
 /// The root node is kept unpacked (its bitmap beside the length, its slots `None` when empty)
 /// so that the map is 24 bytes.
 pub(super) struct Hamt<K, V> {
     bitmap: u32,
     /// A `u32`, so that it shares a word with the root's bitmap.
     len: u32,
-    slots: Option<Arc<[Slot<K, V>]>>,
+    slots: Option<Shared<Slot<K, V>>>,
 }
 
 impl<K, V> Default for Hamt<K, V> {
@@ -76,15 +79,12 @@ impl<K, V> Default for Hamt<K, V> {
 }
 
 impl<K, V> Clone for Hamt<K, V> {
-    /// O(1): the versions share every node.
     fn clone(&self) -> Self {
-        Hamt {
-            bitmap: self.bitmap,
-            len: self.len,
-            slots: self.slots.clone(),
-        }
+        *self
     }
 }
+
+impl<K, V> Copy for Hamt<K, V> {}
 
 impl<K, V> Hamt<K, V> {
     /// The map of `root` (a level, never a collision node) holding `len` keys.
@@ -99,11 +99,11 @@ impl<K, V> Hamt<K, V> {
         }
     }
 
-    /// The root node (one reference count).
+    /// The root node.
     fn root(&self) -> Option<Node<K, V>> {
-        self.slots.as_ref().map(|slots| Node {
+        self.slots.map(|slots| Node {
             bitmap: self.bitmap,
-            slots: Arc::clone(slots),
+            slots,
         })
     }
 }
@@ -128,7 +128,7 @@ impl<K: Placed, V> Slot<K, V> {
                     node.is_collision(),
                     "only entries and collisions are placed"
                 );
-                node.slots[0].hash()
+                node.slots.get()[0].hash()
             }
         }
     }
@@ -156,64 +156,71 @@ impl<K, V> Node<K, V> {
     }
 }
 
-impl<K: Clone, V: Clone> Node<K, V> {
-    /// A copy with `slot` at `pos` (replacing the slot there if `occupied`). The exact-size
-    /// iterator lets the shared array be allocated once and filled in place.
-    fn with_slot(&self, bit: u32, pos: usize, slot: Slot<K, V>, occupied: bool) -> Node<K, V> {
+/// A new node of `slots`, listed as fresh in `delta`.
+fn alloc<K: Send + Sync, V: Send + Sync>(
+    bitmap: u32,
+    slots: Box<[Slot<K, V>]>,
+    delta: &mut Delta,
+) -> Node<K, V> {
+    let slots = Shared::new(slots);
+    delta.fresh(Array::of(slots));
+    Node { bitmap, slots }
+}
+
+impl<K: Copy + Send + Sync, V: Copy + Send + Sync> Node<K, V> {
+    /// A copy with `slot` at `pos` (replacing the slot there if `occupied`), replacing this node
+    /// (listed as stale).
+    fn with_slot(
+        &self,
+        (bit, pos, occupied): (u32, usize, bool),
+        slot: Slot<K, V>,
+        delta: &mut Delta,
+    ) -> Node<K, V> {
+        let old = self.slots.get();
         let rest = if occupied { pos + 1 } else { pos };
-        let slots = self.slots[..pos]
-            .iter()
-            .cloned()
-            .chain(std::iter::once(slot))
-            .chain(self.slots[rest..].iter().cloned())
-            .collect();
-        Node {
-            bitmap: self.bitmap | bit,
-            slots,
-        }
+        // Two `memcpy`s around the new slot.
+        let mut slots = Vec::with_capacity(pos + 1 + old.len() - rest);
+        slots.extend_from_slice(&old[..pos]);
+        slots.push(slot);
+        slots.extend_from_slice(&old[rest..]);
+        delta.stale(Array::of(self.slots));
+        alloc(self.bitmap | bit, slots.into_boxed_slice(), delta)
     }
 
-    /// A copy without the slot at `pos`.
-    fn without_slot(&self, bit: u32, pos: usize) -> Node<K, V> {
-        let slots = self.slots[..pos]
-            .iter()
-            .chain(&self.slots[pos + 1..])
-            .cloned()
-            .collect();
-        Node {
-            bitmap: self.bitmap & !bit,
-            slots,
-        }
+    /// A copy without the slot at `pos`, replacing this node (listed as stale).
+    fn without_slot(&self, bit: u32, pos: usize, delta: &mut Delta) -> Node<K, V> {
+        let old = self.slots.get();
+        let mut slots = Vec::with_capacity(old.len() - 1);
+        slots.extend_from_slice(&old[..pos]);
+        slots.extend_from_slice(&old[pos + 1..]);
+        delta.stale(Array::of(self.slots));
+        alloc(self.bitmap & !bit, slots.into_boxed_slice(), delta)
     }
 }
 
 /// A node holding two slots (entries or collision nodes, with their hashes), splitting as deep
 /// as their hashes agree; a collision node if the hashes are equal (then both are entries).
-fn two_slots<K, V>(shift: u32, a: (u64, Slot<K, V>), b: (u64, Slot<K, V>)) -> Node<K, V> {
+fn two_slots<K: Send + Sync, V: Send + Sync>(
+    shift: u32,
+    a: (u64, Slot<K, V>),
+    b: (u64, Slot<K, V>),
+    delta: &mut Delta,
+) -> Node<K, V> {
     if a.0 == b.0 {
-        return Node {
-            bitmap: 0,
-            slots: Arc::new([a.1, b.1]),
-        };
+        return alloc(0, Box::new([a.1, b.1]), delta);
     }
     let bit_a = bit_of(a.0, shift);
     let bit_b = bit_of(b.0, shift);
     if bit_a == bit_b {
-        let inner = two_slots(shift + BITS, a, b);
-        return Node {
-            bitmap: bit_a,
-            slots: Arc::new([Slot::Branch(inner)]),
-        };
+        let inner = two_slots(shift + BITS, a, b, delta);
+        return alloc(bit_a, Box::new([Slot::Branch(inner)]), delta);
     }
     let slots = if bit_a < bit_b {
         [a.1, b.1]
     } else {
         [b.1, a.1]
     };
-    Node {
-        bitmap: bit_a | bit_b,
-        slots: Arc::new(slots),
-    }
+    alloc(bit_a | bit_b, Box::new(slots), delta)
 }
 
 /// What replaces a node after a removal below it.
@@ -222,7 +229,7 @@ enum Rest<K, V> {
     Slot(Slot<K, V>),
 }
 
-impl<K: Clone + Placed, V: Clone> Hamt<K, V> {
+impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
     /// Number of keys.
     pub(super) fn len(&self) -> usize {
         self.len as usize
@@ -236,7 +243,7 @@ impl<K: Clone + Placed, V: Clone> Hamt<K, V> {
     /// The value of the key with `hash` for which `is_key` holds.
     #[inline]
     pub(super) fn get(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<&V> {
-        let (mut bitmap, mut slots) = (self.bitmap, &**self.slots.as_ref()?);
+        let (mut bitmap, mut slots) = (self.bitmap, self.slots.as_ref()?.get());
         let mut shift = 0;
         loop {
             if bitmap == 0 {
@@ -253,7 +260,7 @@ impl<K: Clone + Placed, V: Clone> Hamt<K, V> {
             match &slots[(bitmap & (bit - 1)).count_ones() as usize] {
                 Slot::Entry(k, v) => return is_key(k).then_some(v),
                 Slot::Branch(inner) => {
-                    (bitmap, slots) = (inner.bitmap, &inner.slots);
+                    (bitmap, slots) = (inner.bitmap, inner.slots.get());
                     shift += BITS;
                 }
             }
@@ -266,109 +273,137 @@ impl<K: Clone + Placed, V: Clone> Hamt<K, V> {
             for slot in slots {
                 match slot {
                     Slot::Entry(k, v) => f(k, v),
-                    Slot::Branch(inner) => walk(&inner.slots, f),
+                    Slot::Branch(inner) => walk(inner.slots.get(), f),
                 }
             }
         }
         if let Some(slots) = &self.slots {
-            walk(slots, &mut f);
+            walk(slots.get(), &mut f);
+        }
+    }
+
+    /// Calls `f` on every node of this version (children before their parent).
+    pub(super) fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        fn walk<K: Send + Sync, V: Send + Sync>(
+            slots: Shared<Slot<K, V>>,
+            f: &mut impl FnMut(Array),
+        ) {
+            for slot in slots.get() {
+                if let Slot::Branch(inner) = slot {
+                    walk(inner.slots, f);
+                }
+            }
+            f(Array::of(slots));
+        }
+        if let Some(slots) = self.slots {
+            walk(slots, f);
         }
     }
 
     /// A version with `key` mapped to `value` (replacing the key `is_key` finds, if any).
-    pub(super) fn insert(&self, key: K, value: V, is_key: impl Fn(&K) -> bool) -> Self {
-        fn go<K: Clone + Placed, V: Clone>(
+    pub(super) fn insert(
+        &self,
+        key: K,
+        value: V,
+        is_key: impl Fn(&K) -> bool,
+        delta: &mut Delta,
+    ) -> Self {
+        fn go<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync>(
             node: &Node<K, V>,
             shift: u32,
             new: (u64, K, V),
             is_key: &impl Fn(&K) -> bool,
+            delta: &mut Delta,
         ) -> (Node<K, V>, bool) {
             let (hash, key, value) = new;
+            let slots = node.slots.get();
             if node.is_collision() {
-                let here = node.slots[0].hash();
+                let here = slots[0].hash();
                 if here != hash {
-                    // Push the collision down beside the new entry.
+                    // Push the collision down beside the new entry (it is reused, not copied).
                     let split = two_slots(
                         shift,
-                        (here, Slot::Branch(node.clone())),
+                        (here, Slot::Branch(*node)),
                         (hash, Slot::Entry(key, value)),
+                        delta,
                     );
                     return (split, true);
                 }
-                let at = node
-                    .slots
+                let at = slots
                     .iter()
                     .position(|slot| matches!(slot, Slot::Entry(k, _) if is_key(k)));
-                let mut slots = node.slots.to_vec();
+                let mut slots = slots.to_vec();
                 match at {
                     Some(at) => slots[at] = Slot::Entry(key, value),
                     None => slots.push(Slot::Entry(key, value)),
                 }
-                let node = Node {
-                    bitmap: 0,
-                    slots: slots.into(),
-                };
-                return (node, at.is_none());
+                delta.stale(Array::of(node.slots));
+                return (alloc(0, slots.into(), delta), at.is_none());
             }
             let bit = bit_of(hash, shift);
             let (pos, occupied) = node.position(bit);
             if !occupied {
                 let slot = Slot::Entry(key, value);
-                return (node.with_slot(bit, pos, slot, false), true);
+                return (node.with_slot((bit, pos, false), slot, delta), true);
             }
-            let (slot, added) = match &node.slots[pos] {
+            let (slot, added) = match &slots[pos] {
                 Slot::Entry(k, _) if is_key(k) => (Slot::Entry(key, value), false),
                 old @ Slot::Entry(k, _) => {
                     let split = two_slots(
                         shift + BITS,
-                        (k.place(), old.clone()),
+                        (k.place(), *old),
                         (hash, Slot::Entry(key, value)),
+                        delta,
                     );
                     (Slot::Branch(split), true)
                 }
                 Slot::Branch(inner) => {
-                    let (inner, added) = go(inner, shift + BITS, (hash, key, value), is_key);
+                    let (inner, added) = go(inner, shift + BITS, (hash, key, value), is_key, delta);
                     (Slot::Branch(inner), added)
                 }
             };
-            (node.with_slot(bit, pos, slot, true), added)
+            (node.with_slot((bit, pos, true), slot, delta), added)
         }
         let hash = key.place();
         match &self.root() {
-            None => Hamt {
-                bitmap: bit_of(hash, 0),
-                len: 1,
-                slots: Some(Arc::new([Slot::Entry(key, value)])),
-            },
+            None => {
+                let root = alloc(bit_of(hash, 0), Box::new([Slot::Entry(key, value)]), delta);
+                Hamt::of(Some(root), 1)
+            }
             Some(root) => {
-                let (root, added) = go(root, 0, (hash, key, value), &is_key);
+                let (root, added) = go(root, 0, (hash, key, value), &is_key, delta);
                 Hamt::of(Some(root), self.len + u32::from(added))
             }
         }
     }
 
-    /// A version without the key `is_key` finds under `hash`, or `None` if there is none.
-    pub(super) fn remove(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<Self> {
-        fn go<K: Clone + Placed, V: Clone>(
+    /// A version without the key `is_key` finds under `hash`, or `None` if there is none (then
+    /// nothing was allocated).
+    pub(super) fn remove(
+        &self,
+        hash: u64,
+        is_key: impl Fn(&K) -> bool,
+        delta: &mut Delta,
+    ) -> Option<Self> {
+        fn go<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync>(
             node: &Node<K, V>,
             shift: u32,
             hash: u64,
             is_key: &impl Fn(&K) -> bool,
+            delta: &mut Delta,
         ) -> Option<Rest<K, V>> {
+            let slots = node.slots.get();
             if node.is_collision() {
-                let at = node
-                    .slots
+                let at = slots
                     .iter()
                     .position(|slot| matches!(slot, Slot::Entry(k, _) if is_key(k)))?;
-                let mut slots = node.slots.to_vec();
+                delta.stale(Array::of(node.slots));
+                let mut slots = slots.to_vec();
                 slots.remove(at);
                 return Some(Rest::Slot(if slots.len() == 1 {
                     slots.pop().expect("one left")
                 } else {
-                    Slot::Branch(Node {
-                        bitmap: 0,
-                        slots: slots.into(),
-                    })
+                    Slot::Branch(alloc(0, slots.into(), delta))
                 }));
             }
             let bit = bit_of(hash, shift);
@@ -376,34 +411,41 @@ impl<K: Clone + Placed, V: Clone> Hamt<K, V> {
             if !occupied {
                 return None;
             }
-            let replacement = match &node.slots[pos] {
+            let replacement = match &slots[pos] {
                 Slot::Entry(k, _) => {
                     if !is_key(k) {
                         return None;
                     }
                     Rest::Empty
                 }
-                Slot::Branch(inner) => go(inner, shift + BITS, hash, is_key)?,
+                Slot::Branch(inner) => go(inner, shift + BITS, hash, is_key, delta)?,
             };
-            let node = match replacement {
-                Rest::Empty => node.without_slot(bit, pos),
-                Rest::Slot(slot) => node.with_slot(bit, pos, slot, true),
-            };
-            // Compression: a level left with one entry or collision is replaced by it.
-            Some(match &*node.slots {
-                [] => Rest::Empty,
-                [only] if shift > 0 && only.is_placed() => Rest::Slot(only.clone()),
-                _ => Rest::Slot(Slot::Branch(node)),
+            // Compression: a level left with one entry or collision is replaced by it (below
+            // the root), and one left with nothing by nothing.
+            Some(match replacement {
+                Rest::Empty if slots.len() == 1 => {
+                    delta.stale(Array::of(node.slots));
+                    Rest::Empty
+                }
+                Rest::Empty if slots.len() == 2 && shift > 0 && slots[1 - pos].is_placed() => {
+                    delta.stale(Array::of(node.slots));
+                    Rest::Slot(slots[1 - pos])
+                }
+                Rest::Empty => Rest::Slot(Slot::Branch(node.without_slot(bit, pos, delta))),
+                Rest::Slot(slot) if slots.len() == 1 && shift > 0 && slot.is_placed() => {
+                    delta.stale(Array::of(node.slots));
+                    Rest::Slot(slot)
+                }
+                Rest::Slot(slot) => {
+                    Rest::Slot(Slot::Branch(node.with_slot((bit, pos, true), slot, delta)))
+                }
             })
         }
         let root = self.root()?;
-        let root = match go(&root, 0, hash, &is_key)? {
+        let root = match go(&root, 0, hash, &is_key, delta)? {
             Rest::Empty => None,
             Rest::Slot(Slot::Branch(node)) if !node.is_collision() => Some(node),
-            Rest::Slot(slot) => Some(Node {
-                bitmap: bit_of(slot.hash(), 0),
-                slots: Arc::new([slot]),
-            }),
+            Rest::Slot(slot) => Some(alloc(bit_of(slot.hash(), 0), Box::new([slot]), delta)),
         };
         Some(Hamt::of(root, self.len - 1))
     }
@@ -411,6 +453,7 @@ impl<K: Clone + Placed, V: Clone> Hamt<K, V> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::raw::Delta;
     use super::{Hamt, Placed};
 
     /// A key placed by a good hash or, if `bad`, by one with few distinct values (forcing
@@ -442,30 +485,34 @@ mod tests {
     fn insert_get_remove_against_a_btreemap() {
         for bad in [true, false] {
             let key = |id| Key { id, bad };
+            // One delta for every update: every node allocated is in it, freed at the end.
+            let mut delta = Delta::default();
             let mut map: Hamt<Key, u64> = Hamt::default();
             let mut model = std::collections::BTreeMap::new();
             let mut versions = Vec::new();
             for k in 0..300u64 {
-                map = map.insert(key(k), k * 10, |x| *x == key(k));
+                map = map.insert(key(k), k * 10, |x| *x == key(k), &mut delta);
                 model.insert(k, k * 10);
-                versions.push((map.clone(), model.clone()));
+                versions.push((map, model.clone()));
             }
             for k in (0..300u64).step_by(3) {
                 // Replacing a value keeps the length.
-                map = map.insert(key(k), k * 100, |x| *x == key(k));
+                map = map.insert(key(k), k * 100, |x| *x == key(k), &mut delta);
                 model.insert(k, k * 100);
             }
             for k in (0..300u64).step_by(2) {
                 map = map
-                    .remove(key(k).place(), |x| *x == key(k))
+                    .remove(key(k).place(), |x| *x == key(k), &mut delta)
                     .expect("present");
                 model.remove(&k);
-                assert!(map.remove(key(k).place(), |x| *x == key(k)).is_none());
+                assert!(map
+                    .remove(key(k).place(), |x| *x == key(k), &mut delta)
+                    .is_none());
             }
-            versions.push((map.clone(), model.clone()));
+            versions.push((map, model.clone()));
             for k in (1..300u64).step_by(2) {
                 map = map
-                    .remove(key(k).place(), |x| *x == key(k))
+                    .remove(key(k).place(), |x| *x == key(k), &mut delta)
                     .expect("present");
             }
             assert!(map.is_empty());
@@ -483,6 +530,7 @@ mod tests {
                     model.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>()
                 );
             }
+            delta.free_all_versions();
         }
     }
 }

@@ -17,7 +17,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::{Hamt, Placed};
-use super::raw::Child;
+use super::raw::{Array, Child, Delta, LongWord};
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -101,34 +101,42 @@ fn pack(bytes: &[u8]) -> u128 {
 }
 
 /// A word as a child entry stores it: its key, and the word itself when the key is a hash.
-#[derive(Clone)]
+/// `Copy`: a long word is epoch-owned ([`LongWord`]), so copying a level copies bytes.
+#[derive(Clone, Copy)]
 pub(super) struct Label {
     key: Key,
-    /// A thin pointer, so that a narrow level's entry stays 32 bytes.
-    #[allow(clippy::rc_buffer)] // `Arc<str>` would be a fat pointer
-    long: Option<Arc<String>>,
+    long: Option<LongWord>,
 }
 
 impl Label {
-    fn new(word: &str, key: Key) -> Label {
-        Label {
-            key,
-            long: key.is_long().then(|| Arc::new(word.to_owned())),
-        }
+    /// A new label; a long word's copy is listed as fresh in `delta`.
+    fn new(word: &str, key: Key, delta: &mut Delta) -> Label {
+        let long = key.is_long().then(|| {
+            let long = LongWord::new(word);
+            delta.fresh(Array::of_word(long));
+            long
+        });
+        Label { key, long }
     }
 
     /// Whether this long word's label is the label of `word` (whose key equals this key).
     #[cold]
     #[inline(never)]
     fn is_long(&self, word: &str) -> bool {
-        self.long.as_deref().map(String::as_str) == Some(word)
+        self.long.as_ref().map(LongWord::get) == Some(word)
     }
 
     /// Whether this is the label of `word`, whose key is `key`.
     #[inline]
     fn is(&self, word: &str, key: Key) -> bool {
-        self.key == key
-            && (!key.is_long() || self.long.as_deref().map(String::as_str) == Some(word))
+        self.key == key && (!key.is_long() || self.is_long(word))
+    }
+
+    /// Calls `f` on the long word's copy, if any.
+    fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        if let Some(long) = self.long {
+            f(Array::of_word(long));
+        }
     }
 }
 
@@ -139,7 +147,7 @@ impl Placed for Label {
 }
 
 /// One child of a narrow level.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 pub(super) struct Kid {
     label: Label,
     child: Child,
@@ -248,10 +256,14 @@ impl Kids {
         matches!(self, Kids::Tomb)
     }
 
-    /// A version with `child` along `word` (replacing any child there). Not for a tombstone,
-    /// which never changes.
-    pub(super) fn with(&self, word: &str, key: Key, child: Child) -> Kids {
-        let label = Label::new(word, key);
+    /// A version with `child` along `word` (replacing any child there), its HAMT nodes
+    /// recorded in `delta`. Not for a tombstone, which never changes.
+    pub(super) fn with(&self, word: &str, key: Key, child: Child, delta: &mut Delta) -> Kids {
+        // A word already here keeps its label (and its long word's copy).
+        let label = match self.label(word, key) {
+            Some(label) => label,
+            None => Label::new(word, key, delta),
+        };
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
                 let kids = match self {
@@ -262,9 +274,9 @@ impl Kids {
                 if at.is_none() && kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
-                        map = map.insert(kid.label.clone(), kid.child, |_| false);
+                        map = map.insert(kid.label, kid.child, |_| false, delta);
                     }
-                    return Kids::Wide(map.insert(label, child, |_| false));
+                    return Kids::Wide(map.insert(label, child, |_| false, delta));
                 }
                 let kid = Kid { label, child };
                 // Exact-size iterators: the shared array is allocated once, in place.
@@ -272,18 +284,44 @@ impl Kids {
                     Some(at) => kids
                         .iter()
                         .enumerate()
-                        .map(|(i, old)| if i == at { kid.clone() } else { old.clone() })
+                        .map(|(i, old)| if i == at { kid } else { *old })
                         .collect(),
-                    None => kids.iter().cloned().chain([kid]).collect(),
+                    None => kids.iter().copied().chain([kid]).collect(),
                 };
                 Kids::Narrow(Some(Narrow::of(next)))
             }
-            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |l| l.is(word, key))),
+            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |l| l.is(word, key), delta)),
         }
     }
 
-    /// A version without the child along `word`, or `None` if there is none.
-    pub(super) fn without(&self, word: &str, key: Key) -> Option<Kids> {
+    /// The label of the child along `word`, if there is one.
+    fn label(&self, word: &str, key: Key) -> Option<Label> {
+        match self {
+            Kids::Narrow(None) | Kids::Tomb => None,
+            Kids::Narrow(Some(Narrow { kids, .. })) => kids
+                .iter()
+                .find(|kid| kid.label.is(word, key))
+                .map(|kid| kid.label),
+            Kids::Wide(map) => {
+                let found = std::cell::Cell::new(None);
+                map.get(key.hash(), |l| {
+                    let is = l.is(word, key);
+                    if is {
+                        found.set(Some(*l));
+                    }
+                    is
+                });
+                found.get()
+            }
+        }
+    }
+
+    /// A version without the child along `word`, its HAMT nodes recorded in `delta`, or `None`
+    /// if there is none.
+    pub(super) fn without(&self, word: &str, key: Key, delta: &mut Delta) -> Option<Kids> {
+        let label = self.label(word, key)?;
+        // The removed entry's long word goes with it.
+        label.for_each_array(&mut |array| delta.stale(array));
         match self {
             Kids::Narrow(None) | Kids::Tomb => None,
             Kids::Narrow(Some(Narrow { kids, .. })) => {
@@ -295,17 +333,19 @@ impl Kids {
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| *i != at)
-                    .map(|(_, kid)| kid.clone())
+                    .map(|(_, kid)| *kid)
                     .collect();
                 Some(Kids::Narrow(Some(Narrow::of(next))))
             }
             Kids::Wide(map) => {
-                let map = map.remove(key.hash(), |l| l.is(word, key))?;
+                let map = map.remove(key.hash(), |l| l.is(word, key), delta)?;
                 if map.len() < NARROW / 2 {
+                    // Back to an array: no version links the map's nodes any more.
+                    map.for_each_array(&mut |array| delta.stale(array));
                     let mut kids = Vec::with_capacity(map.len());
                     map.for_each(|label, child| {
                         kids.push(Kid {
-                            label: label.clone(),
+                            label: *label,
                             child: *child,
                         });
                     });
@@ -314,6 +354,23 @@ impl Kids {
                     ));
                 }
                 Some(Kids::Wide(map))
+            }
+        }
+    }
+
+    /// Calls `f` on every shared array of this version (a wide level's HAMT nodes, long words).
+    pub(super) fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        match self {
+            Kids::Narrow(None) | Kids::Tomb => {}
+            Kids::Narrow(Some(narrow)) => {
+                narrow
+                    .kids
+                    .iter()
+                    .for_each(|kid| kid.label.for_each_array(f));
+            }
+            Kids::Wide(map) => {
+                map.for_each(|label, _| label.for_each_array(f));
+                map.for_each_array(f);
             }
         }
     }

@@ -44,6 +44,9 @@
 //! 4. Main nodes are freed only after the epoch has passed every thread that could hold them
 //!    (crossbeam-epoch); an I-node is freed through the epoch once a contraction unlinks it,
 //!    or with the matcher (main nodes link children by plain pointers, see [`raw`]).
+//! 5. A wide level's HAMT nodes and long words have no reference count: they belong to the
+//!    level's current version; the update that stops linking one retires it with the main node
+//!    it replaced, and a failed CAS frees what its update allocated ([`raw::Delta`]).
 //!
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
@@ -61,7 +64,7 @@ use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
 use nodes::{Edge, Main};
-use raw::{Fresh, INode, Pin, Reclaim};
+use raw::{Delta, Fresh, INode, Pin, Reclaim};
 
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
@@ -109,12 +112,14 @@ impl CsTrieMatcher {
                     // Someone unlinked `child` already, and the parent lives on: done.
                     _ => return,
                 };
-                let mut next = current.without_child(edge);
+                let mut delta = Delta::default();
+                let mut next = current.without_child(edge, &mut delta);
                 let emptied = next.is_empty() && k > 1;
                 if emptied {
                     next = Main::tomb();
+                    delta = delta.tombstoning(current);
                 }
-                if parent.cas_unlinking(current, next, (edge, link), pin) {
+                if parent.cas_unlinking(current, next, delta, (edge, link), pin) {
                     if emptied {
                         break;
                     }
@@ -129,9 +134,11 @@ impl CsTrieMatcher {
     /// leaf holding `sub`.
     fn chain(edges: &[Edge<'_>], sub: SubscriberId) -> Fresh {
         let mut main = Main::leaf(sub);
+        let mut delta = Delta::default();
         for &edge in edges.iter().rev() {
-            main = Main::default().with_child(edge, Fresh::new(main).into_child());
+            main = Main::default().with_child(edge, Fresh::new(main).into_child(), &mut delta);
         }
+        delta.keep();
         Fresh::new(main)
     }
 }
@@ -162,7 +169,9 @@ impl Matcher for CsTrieMatcher {
                     continue 'restart;
                 }
                 if depth == edges.len() {
-                    if inode.cas(main, main.with_sub(subscriber), &pin) {
+                    let mut delta = Delta::default();
+                    let next = main.with_sub(subscriber, &mut delta);
+                    if inode.cas(main, next, delta, &pin) {
                         return;
                     }
                     continue;
@@ -173,8 +182,9 @@ impl Matcher for CsTrieMatcher {
                 }
                 // On a failed CAS the unpublished chain is dropped, freeing it.
                 let suffix = Self::chain(&edges[depth + 1..], subscriber);
-                let next = main.with_child(edges[depth], suffix.child());
-                if inode.cas(main, next, &pin) {
+                let mut delta = Delta::default();
+                let next = main.with_child(edges[depth], suffix.child(), &mut delta);
+                if inode.cas(main, next, delta, &pin) {
                     suffix.publish();
                     return;
                 }
@@ -202,14 +212,16 @@ impl Matcher for CsTrieMatcher {
                 }
                 continue;
             }
-            let Some(mut next) = main.without_sub(subscriber) else {
+            let mut delta = Delta::default();
+            let Some(mut next) = main.without_sub(subscriber, &mut delta) else {
                 return false;
             };
             let emptied = next.is_empty() && depth > 0;
             if emptied {
                 next = Main::tomb();
+                delta = delta.tombstoning(main);
             }
-            if inode.cas(main, next, &pin) {
+            if inode.cas(main, next, delta, &pin) {
                 if emptied {
                     Self::contract(&path, &edges, &pin);
                 }

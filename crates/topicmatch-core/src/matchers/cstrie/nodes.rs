@@ -2,7 +2,7 @@
 //! levels.
 
 use super::kids::{Key, Kids};
-use super::raw::Child;
+use super::raw::{Array, Child, Delta};
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
@@ -30,8 +30,8 @@ impl<'a> Edge<'a> {
 }
 
 /// An immutable main node: a C-node (one trie level: children and the subscribers whose pattern
-/// ends here) or, with [`Kids::Tomb`] as its children, a tombstone: an empty node being unlinked, which never
-/// changes again. A copy shares the children and the subscriber set, so building the next
+/// ends here) or, with [`Kids::Tomb`] as its children, a tombstone: an empty node being
+/// unlinked, which never changes again. A copy shares the children and the subscriber set, so building the next
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
 #[derive(Default)]
@@ -47,8 +47,8 @@ pub(super) struct Main {
 }
 
 impl Main {
-    /// A copy with `words` and `subs` replaced where given: the shared parts it keeps are cloned
-    /// (a reference count each), the replaced ones are not.
+    /// A copy with `words` and `subs` replaced where given: the parts it keeps are shared (a
+    /// narrow array's reference count, or a HAMT's root pointer).
     fn copy(&self, words: Option<Kids>, subs: Option<Subs>) -> Main {
         Main {
             // A tombstone never changes, so its copies are never tombstones.
@@ -81,9 +81,12 @@ impl Main {
         self.words.is_tomb()
     }
 
-    /// A leaf holding `sub` only.
+    /// A leaf holding `sub` only (inline: no shared array).
     pub(super) fn leaf(sub: SubscriberId) -> Main {
-        Main::default().with_sub(sub)
+        let mut delta = Delta::default();
+        let leaf = Main::default().with_sub(sub, &mut delta);
+        delta.keep();
+        leaf
     }
 
     /// Whether the node holds no child and no subscriber.
@@ -106,10 +109,12 @@ impl Main {
         }
     }
 
-    /// A copy with `child` along `edge`.
-    pub(super) fn with_child(&self, edge: Edge<'_>, child: Child) -> Main {
+    /// A copy with `child` along `edge`; `delta` records the shared arrays it changed.
+    pub(super) fn with_child(&self, edge: Edge<'_>, child: Child, delta: &mut Delta) -> Main {
         match edge {
-            Edge::Word(word, key) => self.copy(Some(self.words.with(word, key, child)), None),
+            Edge::Word(word, key) => {
+                self.copy(Some(self.words.with(word, key, child, delta)), None)
+            }
             Edge::One => Main {
                 one: Some(child),
                 ..self.copy(None, None)
@@ -121,10 +126,10 @@ impl Main {
         }
     }
 
-    /// A copy without the child along `edge`.
-    pub(super) fn without_child(&self, edge: Edge<'_>) -> Main {
+    /// A copy without the child along `edge`; `delta` records the shared arrays it changed.
+    pub(super) fn without_child(&self, edge: Edge<'_>, delta: &mut Delta) -> Main {
         match edge {
-            Edge::Word(word, key) => self.copy(self.words.without(word, key), None),
+            Edge::Word(word, key) => self.copy(self.words.without(word, key, delta), None),
             Edge::One => Main {
                 one: None,
                 ..self.copy(None, None)
@@ -136,14 +141,21 @@ impl Main {
         }
     }
 
-    /// A copy with `sub` added.
-    pub(super) fn with_sub(&self, sub: SubscriberId) -> Main {
-        self.copy(None, Some(self.subs.with(sub)))
+    /// A copy with `sub` added; `delta` records the shared arrays it changed.
+    pub(super) fn with_sub(&self, sub: SubscriberId, delta: &mut Delta) -> Main {
+        self.copy(None, Some(self.subs.with(sub, delta)))
     }
 
-    /// A copy without `sub`, or `None` if it is not here.
-    pub(super) fn without_sub(&self, sub: SubscriberId) -> Option<Main> {
-        Some(self.copy(None, Some(self.subs.without(sub)?)))
+    /// A copy without `sub`, or `None` if it is not here; `delta` records the shared arrays it
+    /// changed.
+    pub(super) fn without_sub(&self, sub: SubscriberId, delta: &mut Delta) -> Option<Main> {
+        Some(self.copy(None, Some(self.subs.without(sub, delta)?)))
+    }
+
+    /// Calls `f` on every shared array of this version (its wide levels' HAMT nodes).
+    pub(super) fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        self.words.for_each_array(f);
+        self.subs.for_each_array(f);
     }
 
     /// Appends the subscribers to `out`.

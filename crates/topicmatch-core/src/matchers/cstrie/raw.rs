@@ -17,26 +17,72 @@
 //!   then, so it holds nothing below it), through the epoch;
 //! - never published: a [`Fresh`] chain whose CAS failed frees itself when dropped;
 //! - with the whole trie, when the matcher is dropped ([`INode::free_children`]).
+//!
+//! # Who owns a shared array
+//! A wide level's HAMT nodes (its children's or its subscribers') are [`Shared`] arrays: plain
+//! pointers again, so that a path copy copies pointers and touches no reference count, and a
+//! freed version decrements none. The versions of a main node form a chain (each replaced by
+//! the next with one CAS); an array is owned by the *current* version, and every update says
+//! which arrays it allocated (*fresh*) and which arrays of the version it replaces it no longer
+//! links (*stale*: the copied path, since the nodes off the path are shared): its [`Delta`].
+//! - the CAS that installs the update succeeds: the stale arrays are unlinked from the only
+//!   current version that linked them, and are retired through the epoch like the old main node;
+//! - it fails: the fresh arrays were never published, and are freed at once;
+//! - a tombstone replaces the version: every array of that version is stale;
+//! - the I-node is freed (unpublished chain, matcher dropped): its current version's arrays go
+//!   with it. A retired main node frees none of its arrays: the current version or a later
+//!   delta owns each of them.
 
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
+
+use smallvec::SmallVec;
 
 use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
-/// reachable, and points to a main node that this I-node owns.
+/// reachable, and points to a main node that this I-node owns: a boxed one, or `first`.
 pub(super) struct INode {
     main: AtomicPtr<Main>,
+    /// The first main node of an I-node made by [`Fresh::new`], in the I-node's own allocation:
+    /// a new level costs one allocation, not two, and a level never changed since (most
+    /// leaves) is read from the I-node's own cache lines. Never moved (the I-node stays in its
+    /// box), freed with the I-node, never through `main`.
+    first: Main,
 }
 
 impl INode {
-    /// A new I-node owning `main`.
+    /// A new I-node owning `main`, boxed apart (the root, which moves with the matcher).
     pub(super) fn new(main: Main) -> Self {
         INode {
             main: AtomicPtr::new(Box::into_raw(Box::new(main))),
+            first: Main::default(),
         }
+    }
+
+    /// A new boxed I-node whose main node is `main`, kept in the I-node's own allocation.
+    fn boxed(main: Main) -> NonNull<INode> {
+        let inode = Box::into_raw(Box::new(INode {
+            main: AtomicPtr::new(ptr::null_mut()),
+            first: main,
+        }));
+        // SAFETY: `inode` is the live allocation just made, not shared yet; the address of its
+        // `first` stays valid as long as the I-node, which is never moved out of its box.
+        unsafe {
+            let first = ptr::addr_of_mut!((*inode).first);
+            // Relaxed: the I-node is not shared yet; whoever publishes it orders this store
+            // (the Release of the CAS that links it).
+            (*inode).main.store(first, Ordering::Relaxed);
+            NonNull::new_unchecked(inode)
+        }
+    }
+
+    /// Whether `main` is this I-node's own first main node.
+    #[inline]
+    fn is_first(&self, main: *const Main) -> bool {
+        ptr::eq(main, &self.first)
     }
 
     /// The current main node, valid while `pin` is held.
@@ -55,9 +101,43 @@ impl INode {
         unsafe { &*main }
     }
 
-    /// Replaces `current` (the value `load` returned under `pin`) with `new`. On success the old
-    /// main node is retired; on failure `new` is dropped and the caller reloads.
-    pub(super) fn cas(&self, current: &Main, new: Main, pin: &Pin<'_>) -> bool {
+    /// Replaces `current` (the value `load` returned under `pin`) with `new`, built from it by
+    /// the update `delta` describes. On success the old main node and the delta's stale arrays
+    /// are retired; on failure `new` and the delta's fresh arrays are freed, and the caller
+    /// reloads.
+    pub(super) fn cas(&self, current: &Main, new: Main, delta: Delta, pin: &Pin<'_>) -> bool {
+        self.swap(current, new, delta, None, pin)
+    }
+
+    /// [`cas`](Self::cas) for a contraction: `new` is `current` without `child`, which `current`
+    /// links along `edge` and which is a tombstone. On success `child` is unlinked from the trie
+    /// and retired with its tombstone.
+    pub(super) fn cas_unlinking(
+        &self,
+        current: &Main,
+        new: Main,
+        delta: Delta,
+        (edge, child): (Edge<'_>, Child),
+        pin: &Pin<'_>,
+    ) -> bool {
+        assert!(
+            current.child(edge) == Some(&child)
+                && new.child(edge).is_none()
+                && child.get(pin).load(pin).is_tomb(),
+            "an unlink removes a tombstoned child"
+        );
+        self.swap(current, new, delta, Some(child), pin)
+    }
+
+    /// The CAS of [`cas`](Self::cas) and [`cas_unlinking`](Self::cas_unlinking).
+    fn swap(
+        &self,
+        current: &Main,
+        new: Main,
+        delta: Delta,
+        unlinked: Option<Child>,
+        pin: &Pin<'_>,
+    ) -> bool {
         let new = Box::into_raw(Box::new(new));
         // Success: Release publishes `new` and the nodes built for it to the Acquire loads of
         // `load`; Acquire orders our teardown of `current` after its writer's stores. Failure:
@@ -75,43 +155,33 @@ impl INode {
                 // SAFETY: the CAS unlinked `old` from the only place it was published, so no
                 // thread pinned from now on can reach it; `retire` defers the free past the
                 // threads pinned now. Pinned since our load, `old` cannot have been freed and
-                // reused at the same address (no ABA).
-                unsafe { pin.retire(old) };
+                // reused at the same address (no ABA). A stale array: the CAS replaced the only
+                // current version linking it (see the module docs), and each is listed once, by
+                // the one update that stopped linking it. `unlinked`: the CAS replaced the only
+                // current main node linking it (each I-node is linked from one current main
+                // node, its parent's, and `new` does not link it); it is retired once, by the
+                // one CAS that unlinked it, and is a tombstone, which links nothing.
+                unsafe {
+                    pin.retire(Retired {
+                        // The first main node is freed with its I-node.
+                        main: if self.is_first(old) {
+                            ptr::null_mut()
+                        } else {
+                            old
+                        },
+                        inode: unlinked.map(|child| child.0),
+                        arrays: delta.stale,
+                    });
+                }
                 true
             }
             Err(_) => {
                 // SAFETY: `new` came from `Box::into_raw` above and was never published.
                 drop(unsafe { Box::from_raw(new) });
+                delta.discard();
                 false
             }
         }
-    }
-
-    /// [`cas`](Self::cas) for a contraction: `new` is `current` without `child`, which `current`
-    /// links along `edge` and which is a tombstone. On success `child` is unlinked from the trie
-    /// and retired with its tombstone.
-    pub(super) fn cas_unlinking(
-        &self,
-        current: &Main,
-        new: Main,
-        (edge, child): (Edge<'_>, Child),
-        pin: &Pin<'_>,
-    ) -> bool {
-        assert!(
-            current.child(edge) == Some(&child)
-                && new.child(edge).is_none()
-                && child.get(pin).load(pin).is_tomb(),
-            "an unlink removes a tombstoned child"
-        );
-        if !self.cas(current, new, pin) {
-            return false;
-        }
-        // SAFETY: the CAS replaced the only current main node linking `child` (each I-node is
-        // linked from one current main node, its parent's, and `new` does not link it), so no
-        // thread pinning from now on can reach it; it is retired once, by the one CAS that
-        // unlinked it. It is a tombstone, which links nothing, so nothing else is freed with it.
-        unsafe { pin.retire_inode(child.0.as_ptr()) };
-        true
     }
 
     /// Frees every I-node below this one (not this one, nor its main node: `Drop` does that).
@@ -125,32 +195,45 @@ impl INode {
         free_subtrees(pending);
     }
 
-    /// Hints the CPU to start fetching this I-node's cache line, for a node the lookup visits
+    /// Hints the CPU to start fetching this I-node's cache lines, for a node the lookup visits
     /// in its next level: the fetch overlaps the rest of this level. No effect on behaviour.
     #[inline]
     pub(super) fn prefetch(&self) {
+        // Its second cache line too: most of `first` lies there.
         prefetch(self);
-    }
-
-    /// Takes the main node out of an I-node nobody else refers to, for iterative teardown.
-    #[allow(clippy::unnecessary_box_returns)] // the main node is already boxed; no move
-    fn into_main(self) -> Box<Main> {
-        let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
-        // SAFETY: `self` is owned, so no other thread refers to this I-node (whoever could
-        // reach it through a published main node has unpinned, see `load`); `main` is the
-        // non-null pointer it owns, and the swap leaves null so `Drop` does not free it again.
-        unsafe { Box::from_raw(main) }
+        prefetch(&self.first.subs);
     }
 }
 
 impl Drop for INode {
     fn drop(&mut self) {
         let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
-        if !main.is_null() {
-            // SAFETY: as in `into_main`: the I-node is being dropped, so unreachable by any
-            // pinned thread, and owns `main`.
-            drop(unsafe { Box::from_raw(main) });
+        if main.is_null() {
+            return;
         }
+        if self.is_first(main) {
+            // `first` itself drops with the I-node, after this.
+            free_arrays(&self.first);
+        } else {
+            // SAFETY: the I-node is being dropped, so unreachable by any pinned thread (whoever
+            // could reach it through a published main node has unpinned, see `load`), and owns
+            // `main`, a boxed main node (not `first`); the swap leaves null, so it is freed once.
+            let main = unsafe { Box::from_raw(main) };
+            free_arrays(&main);
+        }
+    }
+}
+
+/// Frees the shared arrays of the current main node of an I-node being freed (the current
+/// version owns them: see the module docs).
+fn free_arrays(main: &Main) {
+    let mut arrays = Vec::new();
+    main.for_each_array(&mut |array| arrays.push(array));
+    for array in arrays {
+        // SAFETY: the I-node is unreachable (the caller's contract), so is its current version;
+        // an array it links is linked by no other live version (older ones were retired with
+        // their stale arrays, and there is no newer one), and is listed once by the walk.
+        unsafe { array.free() };
     }
 }
 
@@ -174,10 +257,13 @@ fn free_subtrees(mut pending: Vec<Child>) {
     while let Some(child) = pending.pop() {
         // SAFETY: per this function's contract, `child` (and, by induction, every child of an
         // I-node it owns, each linked from exactly one current main node) is exclusively ours;
-        // it came from `Box::into_raw` in `Fresh::new`.
-        let inode = *unsafe { Box::from_raw(child.0.as_ptr()) };
-        let main = inode.into_main();
+        // it came from `Box::into_raw` in `INode::boxed`, and is dropped in place (never moved
+        // out of its box: its `first` is pointed to).
+        let inode = unsafe { Box::from_raw(child.0.as_ptr()) };
+        // SAFETY: the I-node is ours alone, so its current main node is live until it drops.
+        let main = unsafe { &*inode.main.load(Ordering::Acquire) };
         main.for_each_child(|child| pending.push(child));
+        drop(inode);
     }
 }
 
@@ -220,9 +306,7 @@ pub(super) struct Fresh(Child);
 impl Fresh {
     /// A new I-node owning `main`.
     pub(super) fn new(main: Main) -> Fresh {
-        let inode = Box::into_raw(Box::new(INode::new(main)));
-        // SAFETY: `Box::into_raw` never returns null.
-        Fresh(Child(unsafe { NonNull::new_unchecked(inode) }))
+        Fresh(Child(INode::boxed(main)))
     }
 
     /// A link to this I-node, for a main node under construction; this still owns it.
@@ -262,6 +346,20 @@ pub(super) struct Reclaim {
     /// Under loom, unlinked I-nodes likewise.
     #[cfg(loom)]
     retired_inodes: std::sync::Mutex<Vec<Box<INode>>>,
+    /// Under loom, retired shared arrays likewise.
+    #[cfg(loom)]
+    retired_arrays: std::sync::Mutex<Vec<Array>>,
+}
+
+#[cfg(loom)]
+impl Drop for Reclaim {
+    fn drop(&mut self) {
+        for array in self.retired_arrays.get_mut().unwrap().drain(..) {
+            // SAFETY: retired once (`Pin::retire_array`), unreachable since, and the matcher
+            // that could reach it is being dropped.
+            unsafe { array.free() };
+        }
+    }
 }
 
 impl Reclaim {
@@ -289,45 +387,259 @@ pub(super) struct Pin<'r> {
 }
 
 impl Pin<'_> {
-    /// Frees `main` once no pinned thread can hold it.
+    /// Frees what a successful CAS unlinked once no pinned thread can hold it: one deferred
+    /// function per CAS (crossbeam-epoch frees a bounded number per pin, so fewer, larger
+    /// batches keep up with a churn that unlinks many nodes per operation).
     ///
     /// # Safety
-    /// `main` came from `Box::into_raw`, was just unlinked by a successful CAS (so is
-    /// unreachable for threads pinning later), and is retired once.
-    unsafe fn retire(&self, main: *mut Main) {
+    /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
+    /// threads pinning later), came from `Box::into_raw`, is retired once, and the I-node, if
+    /// any, is a tombstone (it links no child).
+    unsafe fn retire(&self, retired: Retired) {
         #[cfg(not(loom))]
         // SAFETY: per this function's contract; the deferred closure runs after every guard
-        // active now is dropped, and a `Main` may be dropped on any thread (it is `Send`).
+        // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
-            self.guard
-                .defer_unchecked(move || drop(Box::from_raw(main)));
+            if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
+                // An insert's usual case: one deferred function each (three words fit in one
+                // without an allocation), and not more of them than an epoch frees per pin.
+                let main = retired.main;
+                if !main.is_null() {
+                    self.guard
+                        .defer_unchecked(move || drop(Box::from_raw(main)));
+                }
+                for array in retired.arrays {
+                    self.guard.defer_unchecked(move || array.free());
+                }
+            } else {
+                let retired = Box::new(retired);
+                self.guard.defer_unchecked(move || retired.free());
+            }
         }
         #[cfg(loom)]
         {
-            // SAFETY: per this function's contract; the box is freed when the matcher drops.
-            let main = unsafe { Box::from_raw(main) };
-            self.reclaim.retired.lock().unwrap().push(main);
+            let reclaim = self.reclaim;
+            if !retired.main.is_null() {
+                // SAFETY: per this function's contract; the boxes are freed when the matcher
+                // drops.
+                let main = unsafe { Box::from_raw(retired.main) };
+                reclaim.retired.lock().unwrap().push(main);
+            }
+            if let Some(inode) = retired.inode {
+                // SAFETY: as for `main`.
+                let inode = unsafe { Box::from_raw(inode.as_ptr()) };
+                reclaim.retired_inodes.lock().unwrap().push(inode);
+            }
+            reclaim
+                .retired_arrays
+                .lock()
+                .unwrap()
+                .extend(retired.arrays);
+        }
+    }
+}
+
+/// Most stale arrays deferred one by one; more go in one batch. Crossbeam-epoch frees at most
+/// 8 bags of 64 deferred functions every 128 pins (four per pin), so a writer that defers more
+/// per operation outruns it: a churn of subscribe and unsubscribe then grows without bound.
+#[cfg(not(loom))]
+const FEW_DEFERRED: usize = 2;
+
+/// What one successful CAS unlinked: the replaced main node (null if it was its I-node's
+/// `first`, freed with the I-node), the unlinked tombstoned I-node of a contraction, the stale
+/// arrays of the update.
+struct Retired {
+    main: *mut Main,
+    inode: Option<NonNull<INode>>,
+    arrays: SmallVec<[Array; 4]>,
+}
+
+impl Retired {
+    /// Frees everything.
+    ///
+    /// # Safety
+    /// As for [`Pin::retire`], and no thread can still read any of it.
+    #[cfg(not(loom))]
+    unsafe fn free(self) {
+        // SAFETY: per this function's contract.
+        unsafe {
+            if !self.main.is_null() {
+                drop(Box::from_raw(self.main));
+            }
+            if let Some(inode) = self.inode {
+                drop(Box::from_raw(inode.as_ptr()));
+            }
+            for array in self.arrays {
+                array.free();
+            }
+        }
+    }
+}
+
+/// An immutable array shared by the versions of a persistent map (a HAMT node's slots): a plain
+/// pointer, no reference count. Who frees it is in the module docs ("Who owns a shared array").
+pub(super) struct Shared<T>(NonNull<[T]>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
+
+// SAFETY: a `Shared` is a pointer to an immutable `[T]`, so sending or sharing it shares `&[T]`
+// (hence `T: Sync`), and the thread that frees it drops the `T`s (hence `T: Send`).
+unsafe impl<T: Send + Sync> Send for Shared<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send + Sync> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// A new array of `items`: the caller lists it as fresh in the update's [`Delta`].
+    pub(super) fn new(items: Box<[T]>) -> Self {
+        // SAFETY: `Box::into_raw` never returns null.
+        Shared(unsafe { NonNull::new_unchecked(Box::into_raw(items)) })
+    }
+
+    /// The items. A `Shared` is only ever read through the node that links it (a main node
+    /// loaded under a pin, or a HAMT slot reached from one), or by the writer that made it.
+    #[inline]
+    pub(super) fn get(&self) -> &[T] {
+        // SAFETY: the array is freed only (a) through the epoch, retired by the CAS that
+        // replaced the last current version linking it, so after every pin under which that
+        // version (or a HAMT slot of it) could be read; (b) at once by a failed CAS or a dropped
+        // unpublished chain, which never published it; or (c) with the matcher (`&mut`). The
+        // node this handle is read from was reached under such a pin, or is the writer's own.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+/// A long word kept beside its hashed key in a child entry: a thin pointer with no reference
+/// count, so that an entry is `Copy` (a path copy is a `memcpy`) and stays 32 bytes. It is owned
+/// like a [`Shared`] array: by the current versions linking its entry; the update that removes
+/// the entry lists it as stale, the one that adds it as fresh ([`Array::of_word`]).
+#[derive(Clone, Copy)]
+pub(super) struct LongWord(NonNull<String>);
+
+// SAFETY: a pointer to an immutable `String`, freed by the protocol of the module docs.
+unsafe impl Send for LongWord {}
+// SAFETY: as for `Send`: sharing it only shares `&str` access.
+unsafe impl Sync for LongWord {}
+
+impl LongWord {
+    /// A new copy of `word`: the caller lists it as fresh in the update's [`Delta`].
+    pub(super) fn new(word: &str) -> LongWord {
+        // SAFETY: `Box::into_raw` never returns null.
+        LongWord(unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(word.to_owned()))) })
+    }
+
+    /// The word. Read, like a [`Shared`] array, only through the entry that holds it.
+    #[inline]
+    pub(super) fn get(&self) -> &str {
+        // SAFETY: as for `Shared::get`: freed only through the epoch after the last version
+        // linking its entry was replaced, or unpublished, or with the matcher.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+/// A [`Shared`] array of any item type, with the function that frees it.
+pub(super) struct Array {
+    items: NonNull<u8>,
+    len: usize,
+    free: unsafe fn(NonNull<u8>, usize),
+}
+
+// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`).
+unsafe impl Send for Array {}
+
+impl Array {
+    /// The array `shared` points to.
+    pub(super) fn of<T: Send + Sync>(shared: Shared<T>) -> Array {
+        /// # Safety
+        /// `items` and `len` are those of a `Shared<T>` made from a `Box<[T]>`, freed once.
+        unsafe fn free<T>(items: NonNull<u8>, len: usize) {
+            let items = ptr::slice_from_raw_parts_mut(items.cast::<T>().as_ptr(), len);
+            // SAFETY: per this function's contract.
+            drop(unsafe { Box::from_raw(items) });
+        }
+        Array {
+            items: shared.0.cast::<u8>(),
+            len: shared.0.len(),
+            free: free::<T>,
         }
     }
 
-    /// Frees the unlinked I-node `inode` (and its tombstone) once no pinned thread can hold it.
+    /// A long word, as the array of its one `String` (a `Box<String>` and a `Box<[String]>` of
+    /// length one have the same layout).
+    pub(super) fn of_word(word: LongWord) -> Array {
+        let items = NonNull::slice_from_raw_parts(word.0, 1);
+        Array::of(Shared(items))
+    }
+
+    /// Frees the array and drops its items.
     ///
     /// # Safety
-    /// `inode` came from `Box::into_raw` (in [`Fresh::new`]), was just unlinked by a successful
-    /// CAS (so is unreachable for threads pinning later), is a tombstone (it links no child),
-    /// and is retired once.
-    unsafe fn retire_inode(&self, inode: *mut INode) {
-        #[cfg(not(loom))]
-        // SAFETY: per this function's contract; an `INode` may be dropped on any thread.
-        unsafe {
-            self.guard
-                .defer_unchecked(move || drop(Box::from_raw(inode)));
+    /// No thread can still read the array, and it is freed once.
+    unsafe fn free(self) {
+        // SAFETY: `free` is the function `of` paired with these items; per this one's contract.
+        unsafe { (self.free)(self.items, self.len) };
+    }
+}
+
+/// What an update of a main node did to its shared arrays: the ones it allocated (`fresh`) and
+/// the ones of the version it replaces that the new version no longer links (`stale`). An array
+/// may be both (allocated and dropped again within the update: freed either way, once).
+#[derive(Default)]
+pub(super) struct Delta {
+    fresh: SmallVec<[Array; 4]>,
+    stale: SmallVec<[Array; 4]>,
+}
+
+impl Delta {
+    /// Records an array the update allocated.
+    #[inline]
+    pub(super) fn fresh(&mut self, array: Array) {
+        self.fresh.push(array);
+    }
+
+    /// Records an array of the replaced version that the new version does not link.
+    #[inline]
+    pub(super) fn stale(&mut self, array: Array) {
+        self.stale.push(array);
+    }
+
+    /// For an update whose new version is not installed by a CAS of its own but built into a
+    /// new, unpublished I-node (a [`Fresh`] chain): its arrays now belong to that version.
+    pub(super) fn keep(self) {
+        debug_assert!(self.stale.is_empty(), "a chain is built from empty levels");
+    }
+
+    /// For an update whose new version is dropped for a tombstone that replaces `current`:
+    /// frees the fresh arrays now (never published) and makes every array of `current` stale.
+    pub(super) fn tombstoning(self, current: &Main) -> Delta {
+        self.discard();
+        let mut stale = SmallVec::new();
+        current.for_each_array(&mut |array| stale.push(array));
+        Delta {
+            fresh: SmallVec::new(),
+            stale,
         }
-        #[cfg(loom)]
-        {
-            // SAFETY: per this function's contract; the box is freed when the matcher drops.
-            let inode = unsafe { Box::from_raw(inode) };
-            self.reclaim.retired_inodes.lock().unwrap().push(inode);
+    }
+
+    /// For tests that keep every version of a map and no trie: frees every array the updates
+    /// recorded in this delta allocated, which is every array of every version.
+    #[cfg(all(test, not(loom)))]
+    pub(super) fn free_all_versions(self) {
+        self.discard();
+    }
+
+    /// Frees the fresh arrays of an update that was not published (its stale ones stay with
+    /// the version it did not replace; an array both fresh and stale is freed here, once).
+    fn discard(self) {
+        for array in self.fresh {
+            // SAFETY: fresh arrays were allocated by this update, which was never published,
+            // so no other thread saw them; each is listed once.
+            unsafe { array.free() };
         }
     }
 }

@@ -9,6 +9,7 @@
 //! hovering around the threshold does not convert back and forth.
 
 use super::hamt::{Hamt, Placed};
+use super::raw::{Array, Delta};
 use crate::matcher::SubscriberId;
 use crate::sync::Arc;
 
@@ -80,8 +81,17 @@ impl Subs {
         }
     }
 
-    /// The set with `sub` added.
-    pub(super) fn with(&self, sub: SubscriberId) -> Subs {
+    /// The set with `sub` added, its HAMT nodes recorded in `delta`.
+    pub(super) fn with(&self, sub: SubscriberId, delta: &mut Delta) -> Subs {
+        if let Subs::Inline(len, ids) = *self {
+            let len = usize::from(len);
+            if len < INLINE && !ids[..len].contains(&sub) {
+                // The usual case, a new leaf's first id: no copy through a buffer.
+                let mut ids = ids;
+                ids[len] = sub;
+                return Subs::Inline(len as u8 + 1, ids);
+            }
+        }
         match (self, self.slice()) {
             (_, Some(ids)) if ids.contains(&sub) => self.clone(),
             (_, Some(ids)) if ids.len() < FEW => {
@@ -93,17 +103,17 @@ impl Subs {
             (_, Some(ids)) => {
                 let mut map = Hamt::default();
                 for &id in ids.iter().chain([&sub]) {
-                    map = map.insert(id, (), |s| *s == id);
+                    map = map.insert(id, (), |s| *s == id, delta);
                 }
                 Subs::Many(map)
             }
-            (Subs::Many(map), None) => Subs::Many(map.insert(sub, (), |s| *s == sub)),
+            (Subs::Many(map), None) => Subs::Many(map.insert(sub, (), |s| *s == sub, delta)),
             (_, None) => unreachable!("only a map has no slice"),
         }
     }
 
-    /// The set without `sub`, or `None` if it is not there.
-    pub(super) fn without(&self, sub: SubscriberId) -> Option<Subs> {
+    /// The set without `sub`, its HAMT nodes recorded in `delta`, or `None` if it is not there.
+    pub(super) fn without(&self, sub: SubscriberId, delta: &mut Delta) -> Option<Subs> {
         if let Some(ids) = self.slice() {
             let at = ids.iter().position(|s| *s == sub)?;
             let mut next: smallvec::SmallVec<[SubscriberId; FEW]> = ids.iter().copied().collect();
@@ -113,13 +123,22 @@ impl Subs {
         let Subs::Many(map) = self else {
             unreachable!("only a map has no slice")
         };
-        let map = map.remove(sub_hash(sub), |s| *s == sub)?;
+        let map = map.remove(sub_hash(sub), |s| *s == sub, delta)?;
         if map.len() < FEW / 2 {
+            // Back to an array: no version links the map's nodes any more.
+            map.for_each_array(&mut |array| delta.stale(array));
             let mut ids = smallvec::SmallVec::<[SubscriberId; FEW]>::new();
             map.for_each(|s, ()| ids.push(*s));
             return Some(Subs::of(&ids));
         }
         Some(Subs::Many(map))
+    }
+
+    /// Calls `f` on every shared array of this version (a large set's HAMT nodes).
+    pub(super) fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        if let Subs::Many(map) = self {
+            map.for_each_array(f);
+        }
     }
 
     /// Appends the ids to `out`.
@@ -141,15 +160,18 @@ impl Subs {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::raw::Delta;
     use super::{Subs, FEW};
 
     #[test]
     fn crosses_the_inline_threshold_both_ways() {
+        // One delta for every update: every node allocated is in it, freed at the end.
+        let mut delta = Delta::default();
         let mut set = Subs::default();
         let n = 3 * FEW as u64;
         for i in 0..n {
-            set = set.with(i);
-            set = set.with(i);
+            set = set.with(i, &mut delta);
+            set = set.with(i, &mut delta);
         }
         assert!(matches!(set, Subs::Many(_)));
         for i in 0..n {
@@ -157,10 +179,11 @@ mod tests {
             set.collect(&mut out);
             out.sort_unstable();
             assert_eq!(out, (i..n).collect::<Vec<_>>());
-            set = set.without(i).expect("present");
-            assert!(set.without(i).is_none());
+            set = set.without(i, &mut delta).expect("present");
+            assert!(set.without(i, &mut delta).is_none());
         }
         assert!(matches!(set, Subs::Inline(0, _)));
         assert!(set.is_empty());
+        delta.free_all_versions();
     }
 }
