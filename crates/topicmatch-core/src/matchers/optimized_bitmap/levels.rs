@@ -395,7 +395,8 @@ impl Levels {
     }
 
     /// ANDs level `i`'s row of `word` (key `key`) into `acc`; whether anything is left.
-    /// `dollar`: `word` is the first level of an MQTT `$` topic.
+    /// `dollar`: `word` is the first level of an MQTT `$` topic. `word` is read only when
+    /// `key` is not packed or `dollar` is set (a caller may pass `""` otherwise).
     #[allow(clippy::inline_always)] // measured: out of line, `acc` round-trips memory
     #[inline(always)]
     pub(crate) fn small_step(
