@@ -39,7 +39,7 @@ pub(crate) struct Index {
 /// slot usually has (measured: the call was ~5% of an ftm lookup).
 #[allow(clippy::inline_always)] // a call here would cost what it saves
 #[inline(always)]
-fn append(out: &mut Vec<SubscriberId>, subs: &[SubscriberId]) {
+pub(crate) fn append(out: &mut Vec<SubscriberId>, subs: &[SubscriberId]) {
     match *subs {
         [a] => out.push(a),
         [a, b] => {
