@@ -237,7 +237,17 @@ impl Index {
     #[allow(clippy::inline_always)] // as `walk_small`
     #[inline(always)]
     pub(crate) fn lookup_small(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
-        let Some((acc, hash)) = self.walk_small(topic) else {
+        if self.levels.width() <= 2 {
+            return self.lookup_small_n::<2>(topic, out);
+        }
+        self.lookup_small_n::<SMALL>(topic, out)
+    }
+
+    /// [`lookup_small`](Self::lookup_small) with an accumulator of `N` words.
+    #[allow(clippy::inline_always)] // as `walk_small`
+    #[inline(always)]
+    fn lookup_small_n<const N: usize>(&self, topic: &str, out: &mut Vec<SubscriberId>) -> bool {
+        let Some((acc, hash)) = self.walk_small::<N>(topic) else {
             return false;
         };
         let slots = acc.as_ref().map_or(&[][..], |a| &a[..self.levels.width()]);
@@ -250,7 +260,7 @@ impl Index {
     #[cfg(test)]
     #[inline]
     pub(crate) fn any_small(&self, topic: &str) -> Option<bool> {
-        let (acc, hash) = self.walk_small(topic)?;
+        let (acc, hash) = self.walk_small::<SMALL>(topic)?;
         Some(acc.is_some() || self.direct.get(topic, hash).is_some())
     }
 
@@ -259,7 +269,7 @@ impl Index {
     /// already did); `None` when that pass does not apply.
     #[inline]
     pub(crate) fn any_wildcard_small(&self, topic: &str) -> Option<bool> {
-        self.walk_small(topic).map(|(acc, _)| acc.is_some())
+        self.walk_small::<SMALL>(topic).map(|(acc, _)| acc.is_some())
     }
 
     /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
@@ -269,8 +279,8 @@ impl Index {
     /// Always inlined: measured, its accumulator returned through memory stalls the reload.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn walk_small(&self, topic: &str) -> Option<(Option<[u64; SMALL]>, u64)> {
-        if self.complex_live > 0 || self.levels.width() > SMALL {
+    fn walk_small<const N: usize>(&self, topic: &str) -> Option<(Option<[u64; N]>, u64)> {
+        if self.complex_live > 0 || self.levels.width() > N {
             return None;
         }
         let config = &self.config;
@@ -315,9 +325,9 @@ impl Index {
     /// fold it into `hash` (if given) and AND its level's row into `acc` (`None` once nothing is left).
     #[allow(clippy::too_many_arguments, clippy::inline_always)] // measured, as below
     #[inline(always)]
-    fn end_word(
+    fn end_word<const N: usize>(
         &self,
-        acc: &mut Option<[u64; SMALL]>,
+        acc: &mut Option<[u64; N]>,
         hash: Option<&mut TopicHash>,
         topic: &str,
         level: usize,

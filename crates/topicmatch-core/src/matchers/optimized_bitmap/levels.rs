@@ -102,18 +102,18 @@ impl Level {
 /// Row width (in 64-bit words) up to which a lookup ANDs in a fixed array on the stack.
 pub(crate) const SMALL: usize = 4;
 
-/// The first [`SMALL`] words of `row` (every row has at least that many).
+/// The first `N` (at most [`SMALL`]) words of `row` (every row has at least [`SMALL`]).
 #[allow(clippy::inline_always)] // as `small_step`
 #[inline(always)]
-fn small_words(row: &[u64]) -> &[u64; SMALL] {
+fn small_words<const N: usize>(row: &[u64]) -> &[u64; N] {
     row.first_chunk().expect("rows hold at least SMALL words")
 }
 
 /// `acc &= row`; whether anything is left.
 #[allow(clippy::inline_always)] // as `small_step`
 #[inline(always)]
-fn and_small(acc: &mut [u64; SMALL], row: &[u64]) -> bool {
-    let row = small_words(row);
+fn and_small<const N: usize>(acc: &mut [u64; N], row: &[u64]) -> bool {
+    let row = small_words::<N>(row);
     let mut any = 0;
     for (a, r) in acc.iter_mut().zip(row) {
         *a &= r;
@@ -395,10 +395,13 @@ impl Levels {
     }
 
     /// The start of a one-pass walk ([`small_step`](Self::small_step)) when rows are at most
-    /// [`SMALL`] words wide: every slot, until the levels and the length narrow it.
+    /// `N` (at most [`SMALL`]) words wide: every slot, until the levels and the length narrow
+    /// it. The walk is compiled for `N` of 2 and of [`SMALL`]: a narrower accumulator leaves
+    /// registers free for the walk (measured: fewer spills per level).
     #[inline]
-    pub(crate) fn small_start(&self) -> Option<[u64; SMALL]> {
-        (self.width <= SMALL && !self.per_level.is_empty()).then_some([u64::MAX; SMALL])
+    pub(crate) fn small_start<const N: usize>(&self) -> Option<[u64; N]> {
+        debug_assert!(N <= SMALL);
+        (self.width <= N && !self.per_level.is_empty()).then_some([u64::MAX; N])
     }
 
     /// ANDs level `i`'s row of `word` (key `key`) into `acc`; whether anything is left.
@@ -406,9 +409,9 @@ impl Levels {
     /// `key` is not packed or `dollar` is set (a caller may pass `""` otherwise).
     #[allow(clippy::inline_always)] // measured: out of line, `acc` round-trips memory
     #[inline(always)]
-    pub(crate) fn small_step(
+    pub(crate) fn small_step<const N: usize>(
         &self,
-        acc: &mut [u64; SMALL],
+        acc: &mut [u64; N],
         i: usize,
         word: &str,
         key: &WordKey,
@@ -432,7 +435,7 @@ impl Levels {
     /// the multi-word wildcards; whether any slot matches.
     #[allow(clippy::inline_always)] // measured: out of line, `acc` round-trips memory
     #[inline(always)]
-    pub(crate) fn small_finish(&self, acc: &mut [u64; SMALL], len: usize) -> bool {
+    pub(crate) fn small_finish<const N: usize>(&self, acc: &mut [u64; N], len: usize) -> bool {
         let depth = self.per_level.len();
         let any = and_small(acc, &self.null[len.min(depth)]);
         if len > depth {
