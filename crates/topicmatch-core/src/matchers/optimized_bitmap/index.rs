@@ -269,7 +269,11 @@ impl Index {
     /// already did); `None` when that pass does not apply.
     #[inline]
     pub(crate) fn any_wildcard_small(&self, topic: &str) -> Option<bool> {
-        self.walk_small::<SMALL>(topic).map(|(acc, _)| acc.is_some())
+        if self.levels.width() <= 2 {
+            return self.walk_small::<2>(topic).map(|(acc, _)| acc.is_some());
+        }
+        self.walk_small::<SMALL>(topic)
+            .map(|(acc, _)| acc.is_some())
     }
 
     /// The pass of [`lookup_small`](Self::lookup_small): the matching slots (`None` if none)
@@ -350,10 +354,7 @@ impl Index {
             hash.push(&key);
         }
         if let Some(a) = acc.as_mut() {
-            if !self
-                .levels
-                .small_step(a, level, word, &key, dollar)
-            {
+            if !self.levels.small_step(a, level, word, &key, dollar) {
                 *acc = None;
             }
         }
