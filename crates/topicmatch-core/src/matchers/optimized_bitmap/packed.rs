@@ -45,14 +45,17 @@ impl<V: Default> PackedTable<V> {
     /// The place of `packed` (hash `hash`), if present.
     #[inline]
     fn position(&self, packed: u64, hash: u64) -> Option<usize> {
-        if self.len == 0 {
+        // Tested on the slice itself (not `len`): with its length known nonzero, the masked
+        // index below provably stays in bounds and needs no check.
+        let keys = self.keys.as_slice();
+        if keys.is_empty() {
             return None;
         }
-        let mask = self.mask();
+        let mask = keys.len() - 1;
         #[allow(clippy::cast_possible_truncation)] // only the low bits are wanted
         let mut i = hash as usize & mask;
         loop {
-            let k = self.keys[i];
+            let k = keys[i];
             if k == packed {
                 return Some(i);
             }
