@@ -51,6 +51,16 @@ pub(crate) fn append(out: &mut Vec<SubscriberId>, subs: &[SubscriberId]) {
     }
 }
 
+/// The key of `topic`'s word at `range`, whose first bytes are packed in `packed`.
+#[inline]
+fn word_key(topic: &str, range: std::ops::Range<usize>, packed: u64) -> WordKey {
+    if range.len() > PACKED_BYTES {
+        WordKey::long(&topic[range])
+    } else {
+        WordKey::packed(packed, range.len())
+    }
+}
+
 /// The topic a wildcard-free pattern matches, as text.
 fn direct_key(dialect: Dialect, pattern: &Pattern) -> Box<str> {
     let sep = char::from(dialect.separator()).to_string();
@@ -294,23 +304,50 @@ impl Index {
         }
         let nats = config.dialect == Dialect::Nats;
         let dollar = config.dialect == Dialect::Mqtt && bytes[0] == b'$';
-        let mut acc = self.levels.small_start();
         let mut hash = TopicHash::default();
         let mut len = 0;
         // The direct map keys short topics by their bytes: only long ones need the hash.
         let long = bytes.len() > PACKED_BYTES;
         let mut scan = Scan::new(config.dialect, bytes);
-        loop {
+        // Two loops, so no per-word test of whether anything is left: the first ANDs rows
+        // until the accumulator empties or the topic ends, the second only keys the rest.
+        let mut acc = self.levels.small_start::<N>();
+        let mut ended = false;
+        if let Some(a) = acc.as_mut() {
+            loop {
+                match scan.next_word() {
+                    Step::Word(range, packed) => {
+                        if nats && range.is_empty() {
+                            return None;
+                        }
+                        let hash = if long { Some(&mut hash) } else { None };
+                        let left = self.and_word(a, hash, topic, len, range, packed, dollar);
+                        len += 1;
+                        if !left {
+                            acc = None;
+                            break;
+                        }
+                    }
+                    Step::End => {
+                        ended = true;
+                        break;
+                    }
+                    Step::Invalid => return None,
+                }
+            }
+        }
+        while !ended {
             match scan.next_word() {
                 Step::Word(range, packed) => {
                     if nats && range.is_empty() {
                         return None;
                     }
-                    let hash = if long { Some(&mut hash) } else { None };
-                    self.end_word(&mut acc, hash, topic, len, range, packed, dollar);
+                    if long {
+                        hash.push(&word_key(topic, range, packed));
+                    }
                     len += 1;
                 }
-                Step::End => break,
+                Step::End => ended = true,
                 Step::Invalid => return None,
             }
         }
@@ -325,20 +362,21 @@ impl Index {
         Some((acc, hash.finish(len)))
     }
 
-    /// One word of [`walk_small`](Self::walk_small) ends: key it (`packed`: its first bytes),
-    /// fold it into `hash` (if given) and AND its level's row into `acc` (`None` once nothing is left).
+    /// One word of [`walk_small`](Self::walk_small) ends while slots are left: key it
+    /// (`packed`: its first bytes), fold it into `hash` (if given) and AND its level's row into
+    /// `acc`; whether anything is left.
     #[allow(clippy::too_many_arguments, clippy::inline_always)] // measured, as below
     #[inline(always)]
-    fn end_word<const N: usize>(
+    fn and_word<const N: usize>(
         &self,
-        acc: &mut Option<[u64; N]>,
+        acc: &mut [u64; N],
         hash: Option<&mut TopicHash>,
         topic: &str,
         level: usize,
         word: std::ops::Range<usize>,
         packed: u64,
         dollar: bool,
-    ) {
+    ) -> bool {
         let len = word.len();
         let dollar = dollar && level == 0;
         // The text is read only for long words and the `$` level (a short word's row is
@@ -353,11 +391,7 @@ impl Index {
         if let Some(hash) = hash {
             hash.push(&key);
         }
-        if let Some(a) = acc.as_mut() {
-            if !self.levels.small_step(a, level, word, &key, dollar) {
-                *acc = None;
-            }
-        }
+        self.levels.small_step(acc, level, word, &key, dollar)
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.
