@@ -25,6 +25,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::matcher::SubscriberId;
+use crate::matchers::optimized_bitmap::append;
 
 /// Payload words per entry: topic words first, then ids.
 const PAYLOAD: usize = 6;
@@ -211,8 +212,10 @@ impl Front {
 
     /// Whether `topic` has subscribers, when its entry is here and settled, having appended
     /// them to `out` if given; `None` sends the caller to the locked path. Without `out`
-    /// (`matches_any`) an entry whose ids did not fit also answers.
-    #[inline]
+    /// (`matches_any`) an entry whose ids did not fit also answers. Always inlined: out of
+    /// line, the call and its register saves were a sixth of a hit's instructions (callgrind).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn get(&self, topic: &str, out: Option<&mut Vec<SubscriberId>>) -> Option<bool> {
         let key = Loaded::of(topic)?;
         let table = self.table();
@@ -249,7 +252,7 @@ impl Front {
             }
             let nids = (meta & NIDS) as usize;
             if let Some(out) = out {
-                out.extend_from_slice(&payload[key.count..key.count + nids]);
+                append(out, &payload[key.count..key.count + nids]);
             }
             return Some(nids > 0);
         }

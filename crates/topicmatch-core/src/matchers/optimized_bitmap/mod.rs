@@ -34,7 +34,7 @@ use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
 use crate::topic::parse_topic;
 use filter::Filter;
-pub(crate) use index::{Change, Index};
+pub(crate) use index::{append, Change, Index};
 
 pub(crate) use bits::{ones, Acc};
 pub(crate) use keys::{keys_of, topic_hash, Keys, WordKey};
@@ -79,6 +79,20 @@ impl OptimizedBitmapMatcher {
         self.with_filter(&index, Filter::kept)
     }
 
+    /// The lookup of an index or topic the one-pass walk does not take. Out of line: inlined,
+    /// its stack frame and spills were paid by every small lookup too (measured).
+    #[inline(never)]
+    fn lookup_general(
+        &self,
+        index: &Index,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+    ) -> Result<()> {
+        with_keys(&self.config, topic, |words, keys| {
+            index.lookup(topic, words, keys, out);
+        })
+    }
+
     fn with_filter<R>(&self, index: &Index, f: impl FnOnce(&Filter) -> R) -> R {
         {
             let filter = self.filter.read();
@@ -116,9 +130,7 @@ impl Matcher for OptimizedBitmapMatcher {
         if index.lookup_small(topic, out) {
             return Ok(());
         }
-        with_keys(&self.config, topic, |words, keys| {
-            index.lookup(topic, words, keys, out);
-        })
+        self.lookup_general(&index, topic, out)
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
