@@ -47,8 +47,7 @@ impl Pattern {
     /// text, the level limit to the filter (the levels that are matched).
     pub fn parse(dialect: Dialect, limits: &Limits, text: &str) -> Result<Self> {
         check_size(limits, text)?;
-        if let Some(rest) = shared_rest(dialect, text) {
-            let (name, filter) = rest.split_once('/').unwrap_or((rest, ""));
+        if let Some((name, filter)) = split_share(dialect, text) {
             if name.is_empty() || name.contains(['+', '#']) {
                 return Err(Error::pattern(
                     dialect,
@@ -191,24 +190,22 @@ impl Pattern {
 /// The prefix of an MQTT shared subscription (MQTT 5.0, 4.8.2).
 pub const SHARE_PREFIX: &str = "$share/";
 
-/// What follows [`SHARE_PREFIX`] in an MQTT shared subscription; `None` for any other text or
+/// The share name and filter of an MQTT shared subscription `$share/{name}/{filter}` (the
+/// filter empty when no `/` follows the name), unvalidated; `None` for any other text or
 /// dialect.
-fn shared_rest(dialect: Dialect, text: &str) -> Option<&str> {
-    if dialect == Dialect::Mqtt {
-        text.strip_prefix(SHARE_PREFIX)
-    } else {
-        None
+fn split_share(dialect: Dialect, text: &str) -> Option<(&str, &str)> {
+    if dialect != Dialect::Mqtt {
+        return None;
     }
+    let rest = text.strip_prefix(SHARE_PREFIX)?;
+    Some(rest.split_once('/').unwrap_or((rest, "")))
 }
 
 /// The part of a valid pattern `text` that is matched: the filter of an MQTT shared
 /// subscription `$share/{name}/{filter}`, else the whole text. Two subscriptions of one
 /// subscriber with the same matched text are one pattern to an algorithm.
 pub fn matched_text(dialect: Dialect, text: &str) -> &str {
-    match shared_rest(dialect, text) {
-        Some(rest) => rest.split_once('/').map_or(rest, |(_, filter)| filter),
-        None => text,
-    }
+    split_share(dialect, text).map_or(text, |(_, filter)| filter)
 }
 
 /// MQTT: a topic whose first level starts with `$` is not matched by a filter starting with a

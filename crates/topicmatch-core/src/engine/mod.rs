@@ -11,7 +11,7 @@ use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::{is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
-use crate::matcher::{shrink_if_sparse, Config, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::{matched_text, Pattern};
 use crate::registry::{Registry, Subscriber};
@@ -166,16 +166,8 @@ impl Engine {
             table::record(&self.table, &mut keys, text, synthetic, id);
         } else {
             // The algorithm holds (pattern, subscriber) once, for every text matched alike.
-            let matched: Arc<str> = if matched.len() == pattern.len() {
-                text.clone()
-            } else {
-                Arc::from(matched)
-            };
-            if keys.holders(&matched, sub) == 0 {
+            if keys.hold(&text, matched, sub) {
                 self.matcher.insert(&parsed, sub);
-            }
-            if !Arc::ptr_eq(&matched, &text) {
-                *keys.shared.entry((matched, sub)).or_default() += 1;
             }
             table::record(&self.table, &mut keys, text, sub, id);
         }
@@ -215,24 +207,7 @@ impl Engine {
             // Another unsubscribe of `id` came first.
             return false;
         }
-        let last = is_synthetic(sub) || {
-            let shared = matched.len() != text.len();
-            let matched: Arc<str> = if shared {
-                Arc::from(matched)
-            } else {
-                text.clone()
-            };
-            if shared {
-                let key = (matched.clone(), sub);
-                let count = keys.shared.get_mut(&key).expect("counted when subscribed");
-                *count -= 1;
-                if *count == 0 {
-                    keys.shared.remove(&key);
-                    shrink_if_sparse(&mut keys.shared);
-                }
-            }
-            keys.holders(&matched, sub) == 0
-        };
+        let last = is_synthetic(sub) || keys.let_go(&text, matched, sub);
         if last {
             let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
                 .expect("a stored pattern was valid when subscribed");

@@ -45,11 +45,48 @@ pub(super) struct Keys {
 impl Keys {
     /// How many held subscriptions of `sub` are matched as `matched`: a shared one counts
     /// once each, the subscription whose text is `matched` itself once.
-    pub(super) fn holders(&self, matched: &Arc<str>, sub: SubscriberId) -> usize {
+    fn holders(&self, matched: &Arc<str>, sub: SubscriberId) -> usize {
         let key = (matched.clone(), sub);
         self.shared.get(&key).copied().unwrap_or(0) + usize::from(self.pairs.contains_key(&key))
     }
+
+    /// Counts a new, not yet recorded subscription of `sub` whose text `text` is matched as
+    /// `matched`; whether it is the first so matched (the algorithm must then insert it).
+    pub(super) fn hold(&mut self, text: &Arc<str>, matched: &str, sub: SubscriberId) -> bool {
+        let matched = matched_key(text, matched);
+        let first = self.holders(&matched, sub) == 0;
+        if !Arc::ptr_eq(&matched, text) {
+            *self.shared.entry((matched, sub)).or_default() += 1;
+        }
+        first
+    }
+
+    /// Uncounts a subscription that [`forget`] has just removed; whether it was the last of
+    /// `sub` matched as `matched` (the algorithm must then remove it).
+    pub(super) fn let_go(&mut self, text: &Arc<str>, matched: &str, sub: SubscriberId) -> bool {
+        let matched = matched_key(text, matched);
+        if !Arc::ptr_eq(&matched, text) {
+            let key = (matched.clone(), sub);
+            let count = self.shared.get_mut(&key).expect("counted when subscribed");
+            *count -= 1;
+            if *count == 0 {
+                self.shared.remove(&key);
+                shrink_if_sparse(&mut self.shared);
+            }
+        }
+        self.holders(&matched, sub) == 0
+    }
 }
+
+/// `matched` as a key: `text` itself when it is matched whole (no allocation), else a copy.
+fn matched_key(text: &Arc<str>, matched: &str) -> Arc<str> {
+    if matched.len() == text.len() {
+        text.clone()
+    } else {
+        Arc::from(matched)
+    }
+}
+
 /// Subscription id to (pattern, subscriber id).
 pub(super) type Ids = FxHashMap<SubscriptionId, (Arc<str>, SubscriberId)>;
 
