@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
-use crate::fields::filtered::{is_synthetic, FilterTable};
+use crate::fields::filtered::{any_synthetic, is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
@@ -228,12 +228,22 @@ impl Engine {
 
     /// Appends the ids of the distinct subscribers matching `topic` (a message without
     /// fields: filtered subscriptions match only if their criteria need no field).
+    ///
+    /// Inlined into callers: the usual lookup (no filtered subscription among the matches)
+    /// costs the algorithm's walk plus one pass over the ids found.
+    #[inline]
     pub fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        self.lookup_fields_into(topic, &Message::new(), out)
+        let start = out.len();
+        self.matcher.lookup_into(topic, out)?;
+        if any_synthetic(&out[start..]) {
+            self.resolve_filtered(out, start, &Message::new());
+        }
+        Ok(())
     }
 
     /// Appends the ids of the distinct subscribers matching `topic` whose criteria, if any,
     /// `fields` meets.
+    #[inline]
     pub fn lookup_fields_into(
         &self,
         topic: &str,
@@ -242,8 +252,18 @@ impl Engine {
     ) -> Result<()> {
         let start = out.len();
         self.matcher.lookup_into(topic, out)?;
-        self.filters.resolve_tail(out, start, fields);
+        if any_synthetic(&out[start..]) {
+            self.resolve_filtered(out, start, fields);
+        }
         Ok(())
+    }
+
+    /// Resolves the filtered subscriptions' synthetic ids in `out[start..]` (out of line: only
+    /// matches of filtered subscriptions come here).
+    #[cold]
+    #[inline(never)]
+    fn resolve_filtered(&self, out: &mut Vec<SubscriberId>, start: usize, fields: &Message) {
+        self.filters.resolve_tail(out, start, fields);
     }
 
     /// Looks up many topics (messages without fields) through the algorithm's batch path; see
@@ -259,7 +279,7 @@ impl Engine {
             let result = self.matcher.lookup_batch_into(topics, out, ends);
             // A filtered subscription added meanwhile shows up as a synthetic id: redo the batch
             // the per-topic way, which resolves them.
-            if !out[out_start..].iter().any(|&id| is_synthetic(id)) {
+            if !any_synthetic(&out[out_start..]) {
                 return result;
             }
             out.truncate(out_start);

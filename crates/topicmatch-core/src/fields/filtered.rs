@@ -27,6 +27,13 @@ pub fn is_synthetic(id: SubscriberId) -> bool {
     id & SYNTHETIC != 0
 }
 
+/// Whether any of `ids` stands for a filtered subscription: one OR over the ids (no branch
+/// per id), since every lookup asks it of its result.
+#[inline]
+pub fn any_synthetic(ids: &[SubscriberId]) -> bool {
+    ids.iter().fold(0, |acc, &id| acc | id) & SYNTHETIC != 0
+}
+
 struct Held {
     pattern: Arc<str>,
     filter: Arc<Filter>,
@@ -128,7 +135,7 @@ impl FilterTable {
     /// Replaces each synthetic id in `out[start..]` by its real subscriber if `message` passes
     /// its filter (drops it otherwise), then deduplicates that tail.
     pub fn resolve_tail(&self, out: &mut Vec<SubscriberId>, start: usize, message: &Message) {
-        if !out[start..].iter().any(|&id| is_synthetic(id)) {
+        if !any_synthetic(&out[start..]) {
             return;
         }
         let inner = self.inner.read();
@@ -152,5 +159,21 @@ impl FilterTable {
         }
         out.truncate(kept);
         dedup_tail(out, start);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{any_synthetic, SYNTHETIC};
+
+    #[test]
+    fn any_synthetic_sees_the_marked_id_wherever_it_sits() {
+        assert!(!any_synthetic(&[]));
+        assert!(!any_synthetic(&[0, 1, SYNTHETIC - 1]));
+        for at in 0..4 {
+            let mut ids = vec![3, 7, u64::MAX >> 1, 0];
+            ids[at] |= SYNTHETIC;
+            assert!(any_synthetic(&ids), "marked id at {at}");
+        }
     }
 }
