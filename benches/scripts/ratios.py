@@ -15,12 +15,15 @@ from pathlib import Path
 def load(root: Path) -> dict[tuple[str, str], dict[str, float]]:
     """(group, workload) -> {row: median ns per element}."""
     out: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    for bench in root.glob("*/*/*/new/benchmark.json"):
+    # A benchmark id has a value (`group/row/value`) or not (`group/row`): both are read.
+    for bench in root.rglob("new/benchmark.json"):
         meta = json.loads(bench.read_text())
         estimates = json.loads((bench.parent / "estimates.json").read_text())
         elements = (meta.get("throughput") or {}).get("Elements") or 1
         median = estimates["median"]["point_estimate"] / elements
-        out[(meta["group_id"], meta["value_str"])][meta["function_id"]] = median
+        row = meta.get("function_id") or meta.get("value_str") or "-"
+        workload = meta.get("value_str") if meta.get("function_id") else None
+        out[(meta["group_id"], workload or "-")][row] = median
     return out
 
 
@@ -32,7 +35,10 @@ def _order(workload: str) -> tuple[float, str]:
 
 
 def _ns(v: float) -> str:
-    return f"{v / 1e3:.2f} µs" if v >= 1e3 else f"{v:.1f} ns"
+    if v >= 1e3:
+        return f"{v / 1e3:.2f} µs"
+    # Per-element times of bulk rows (a 64-bit word of an AND) are below a nanosecond.
+    return f"{v:.1f} ns" if v >= 1 else f"{v * 1e3:.0f} ps"
 
 
 def main() -> None:
