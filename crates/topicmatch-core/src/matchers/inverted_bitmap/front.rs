@@ -303,7 +303,12 @@ impl Front {
                 // A torn meta word may name more ids than an entry holds: a miss.
                 if meta & NARROW == 0 {
                     let ids = entry.payload.get(N..N + nids)?;
-                    out.extend(ids.iter().map(|w| w.load(Ordering::Relaxed)));
+                    // Pushes, not `extend`: that was an out-of-line call costing a quarter of
+                    // a hit's instructions (callgrind).
+                    out.reserve(nids);
+                    for w in ids {
+                        out.push(w.load(Ordering::Relaxed));
+                    }
                 } else {
                     let ids = entry.payload.get(N..N + nids.div_ceil(2))?;
                     for w in &ids[..nids / 2] {
