@@ -218,7 +218,8 @@ fn bitmap_subscribe(c: &mut Criterion) {
             } else {
                 let m = matcher(algorithm, &workload);
                 let mut out = Vec::new();
-                // Twice: `inverted_bitmap` caches a topic on its second sighting.
+                // Twice: once its row table is full, `inverted_bitmap` caches a topic on its
+                // second sighting.
                 for topic in workload.topics.iter().chain(&workload.topics) {
                     out.clear();
                     m.lookup_into(topic, &mut out).unwrap();

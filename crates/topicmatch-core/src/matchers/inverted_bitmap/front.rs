@@ -3,7 +3,8 @@
 //!
 //! Each [`Entry`] is 64 bytes of atomics: a sequence number, a meta word (tag of the topic's
 //! hash, its length, how many ids follow) and six payload words holding the topic's bytes and
-//! then its subscriber ids. A lookup hashes the topic (its bytes loaded as whole words, no
+//! then its subscriber ids, one to a word or, when that would not fit, two 32-bit ids to a
+//! word (a row whose ids fit neither way is marked overflow; its lookups take the locked path). A lookup hashes the topic (its bytes loaded as whole words, no
 //! `memcmp`), scans the [`WAYS`] entries of its bucket, copies the matching entry out and
 //! checks that the sequence number did not move: no atomic read-modify-write, no validation
 //! (only validated topics are ever cached and the limits never change).
@@ -25,7 +26,6 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::matcher::SubscriberId;
-use crate::matchers::optimized_bitmap::append;
 
 /// Payload words per entry: topic words first, then ids.
 const PAYLOAD: usize = 6;
@@ -41,16 +41,23 @@ const MAX_USED: usize = 1 << 20;
 const PRESENT: u64 = 1 << 14;
 /// The topic is here but its ids are not: `matches_any` can answer, lookups cannot.
 const OVERFLOW: u64 = 1 << 15;
+/// The ids are 32-bit, two to a word (set only when they would not fit one to a word).
+const NARROW: u64 = 1 << 47;
+/// The meta bits of the row position (a hint, so 31 bits are plenty).
+const ROW: u64 = 0x7fff_ffff << 16;
 const NIDS: u64 = 0xff;
 const TAG: u64 = 0xffff << 48;
+/// The meta bits that name a topic: tag, presence and length.
+const SAME: u64 = TAG | PRESENT | 0x3f00;
 
 /// One cache line.
 #[repr(C, align(64))]
 #[derive(Default)]
 struct Entry {
     seq: AtomicU64,
-    /// 0 when empty; else the hash's top 16 bits (48..64), the row's position in the row
-    /// table (16..48), flags (14, 15), the topic's length (8..14) and the id count (0..8).
+    /// 0 when empty; else the hash's top 16 bits (48..64), the [`NARROW`] flag (47), the
+    /// row's position in the row table (16..47), flags (14, 15), the topic's length (8..14)
+    /// and the id count (0..8).
     meta: AtomicU64,
     payload: [AtomicU64; PAYLOAD],
 }
@@ -108,13 +115,35 @@ fn fold_mul(a: u64, b: u64) -> u64 {
     (full as u64) ^ ((full >> 64) as u64)
 }
 
+/// The words and hash of a topic of `N` words (`bytes.len().div_ceil(8) == N`), as
+/// [`Loaded::of`] computes them, with the words in registers rather than an array sized for
+/// the longest topic.
+#[allow(clippy::inline_always)] // the hit path: see `Front::get`
+#[inline(always)]
+fn load<const N: usize>(bytes: &[u8]) -> ([u64; N], u64) {
+    let len = bytes.len();
+    let mut words = [0u64; N];
+    let mut hash = len as u64;
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = if i * 8 + 8 <= len {
+            u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("eight bytes"))
+        } else {
+            tail_word(&bytes[i * 8..])
+        };
+        hash = fold_mul(hash ^ *w, K);
+    }
+    (words, hash)
+}
+
+/// The multiplier of the topic hash.
+const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
 impl Loaded {
     /// `topic`'s words, or `None` if it is longer than a payload. Always inlined: returned
     /// through memory, its words would be re-read across a store-forwarding stall.
     #[allow(clippy::inline_always)] // see above: measured
     #[inline(always)]
     fn of(topic: &str) -> Option<Loaded> {
-        const K: u64 = 0x9e37_79b9_7f4a_7c15;
         let bytes = topic.as_bytes();
         let len = bytes.len();
         if len > PAYLOAD * 8 {
@@ -142,26 +171,26 @@ impl Loaded {
         })
     }
 
-    /// Whether the first `count` words of `payload` are this topic's.
-    #[inline]
-    fn equals(&self, payload: &[u64; PAYLOAD]) -> bool {
-        (0..self.count).all(|i| payload[i] == self.words[i])
-    }
-
     /// The meta word of this topic, cached at row `row`, with `nids` ids and `flags`.
     fn meta(&self, row: u32, nids: usize, flags: u64) -> u64 {
         (self.hash & TAG)
-            | u64::from(row) << 16
+            | (u64::from(row) << 16 & ROW)
             | PRESENT
             | flags
             | (self.len as u64) << 8
             | nids as u64
     }
 
+    /// What the [`SAME`] bits of the meta word of this topic's entry hold.
+    #[inline]
+    fn want(&self) -> u64 {
+        (self.hash & TAG) | PRESENT | (self.len as u64) << 8
+    }
+
     /// Whether `meta` names this topic (tag and length).
     #[inline]
     fn same(&self, meta: u64) -> bool {
-        meta & (TAG | PRESENT | 0x3f00) == (self.hash & TAG) | PRESENT | (self.len as u64) << 8
+        meta & SAME == self.want()
     }
 }
 
@@ -181,7 +210,7 @@ pub(crate) struct Front {
 impl Front {
     /// A front for a row table of `capacity` rows.
     pub(crate) fn new(capacity: usize) -> Self {
-        let used = (0..capacity.clamp(1, MAX_USED))
+        let used = (0..capacity.clamp(1, MAX_USED).next_power_of_two())
             .map(|_| AtomicBool::new(false))
             .collect();
         let max_len = capacity
@@ -211,50 +240,105 @@ impl Front {
     }
 
     /// Whether `topic` has subscribers, when its entry is here and settled, having appended
-    /// them to `out` if given; `None` sends the caller to the locked path. Without `out`
-    /// (`matches_any`) an entry whose ids did not fit also answers. Always inlined: out of
-    /// line, the call and its register saves were a sixth of a hit's instructions (callgrind).
+    /// them to `out` if given; `None` sends the caller to the locked path (and leaves `out` as
+    /// it was). Without `out` (`matches_any`) an entry whose ids did not fit also answers.
+    /// Always inlined: out of line, the call and its register saves were a sixth of a hit's
+    /// instructions (callgrind). One [`probe`](Self::probe) per topic length in words, so a
+    /// topic's words stay in registers.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn get(&self, topic: &str, out: Option<&mut Vec<SubscriberId>>) -> Option<bool> {
-        let key = Loaded::of(topic)?;
+        let bytes = topic.as_bytes();
+        match bytes.len().div_ceil(8) {
+            0 => self.probe::<0>(bytes, out),
+            1 => self.probe::<1>(bytes, out),
+            2 => self.probe::<2>(bytes, out),
+            3 => self.probe::<3>(bytes, out),
+            4 => self.probe::<4>(bytes, out),
+            5 => self.probe::<5>(bytes, out),
+            6 => self.probe::<6>(bytes, out),
+            _ => None,
+        }
+    }
+
+    /// [`get`](Self::get) for a topic of `N` words.
+    ///
+    /// The entry is read in place, not copied out first: its topic words are compared and its
+    /// ids appended straight from the atomics, then the sequence number is checked once; a
+    /// torn read only ever costs a miss (the appended ids are taken back).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn probe<const N: usize>(
+        &self,
+        bytes: &[u8],
+        mut out: Option<&mut Vec<SubscriberId>>,
+    ) -> Option<bool> {
+        let (words, hash) = load::<N>(bytes);
         let table = self.table();
-        for at in table.bucket(key.hash) {
-            let entry = &table.entries[at];
+        let want = (hash & TAG) | PRESENT | (bytes.len() as u64) << 8;
+        let home = (hash as usize) & table.mask;
+        let base = home & !(WAYS - 1);
+        for i in 0..WAYS {
+            let entry = &table.entries[base | ((home + i) & (WAYS - 1))];
             // Acquire: pairs with the writer's final Release store of `seq`, so the payload
             // read below is at least as new as this number.
             let before = entry.seq.load(Ordering::Acquire);
             let meta = entry.meta.load(Ordering::Relaxed);
-            if before & 1 == 1 || !key.same(meta) {
+            if before & 1 == 1 || meta & SAME != want {
                 continue;
             }
-            let mut payload = [0u64; PAYLOAD];
-            for (p, w) in payload.iter_mut().zip(&entry.payload) {
-                *p = w.load(Ordering::Relaxed);
+            // A torn read may fail this comparison for the topic itself: a miss, since a
+            // topic has at most one entry.
+            if !(0..N).all(|j| entry.payload[j].load(Ordering::Relaxed) == words[j]) {
+                continue;
+            }
+            let overflow = meta & OVERFLOW != 0;
+            let nids = (meta & NIDS) as usize;
+            let mut start = 0;
+            if let Some(out) = out.as_deref_mut() {
+                if overflow {
+                    return None;
+                }
+                start = out.len();
+                // A torn meta word may name more ids than an entry holds: a miss.
+                if meta & NARROW == 0 {
+                    let ids = entry.payload.get(N..N + nids)?;
+                    // Written into the spare capacity, not `extend`ed (an out-of-line call, a
+                    // quarter of a hit's instructions) nor pushed (a capacity check per id).
+                    out.reserve(nids);
+                    for (slot, w) in out.spare_capacity_mut().iter_mut().zip(ids) {
+                        slot.write(w.load(Ordering::Relaxed));
+                    }
+                    // SAFETY: `reserve` left at least `nids` spare slots and the loop above
+                    // initialised the first `nids` of them (`ids` has exactly `nids` words).
+                    unsafe { out.set_len(start + nids) };
+                } else {
+                    let ids = entry.payload.get(N..N + nids.div_ceil(2))?;
+                    for w in &ids[..nids / 2] {
+                        let w = w.load(Ordering::Relaxed);
+                        out.extend([w & 0xffff_ffff, w >> 32]);
+                    }
+                    if nids % 2 == 1 {
+                        out.push(ids[nids / 2].load(Ordering::Relaxed) & 0xffff_ffff);
+                    }
+                }
             }
             // Acquire fence: orders the payload loads before the second `seq` load; pairs with
             // the writer's Release fence after it made `seq` odd.
             fence(Ordering::Acquire);
             if entry.seq.load(Ordering::Relaxed) != before {
+                if let Some(out) = out.as_deref_mut() {
+                    out.truncate(start);
+                }
                 return None;
-            }
-            if !key.equals(&payload) {
-                continue;
             }
             // Relaxed: a usage hint for the CLOCK sweep, which runs under the write lock.
             // The position is only a hint too: a stale one marks some other row.
-            let used = self.used_bit((meta >> 16) as u32 as usize);
+            let used = self.used_bit(((meta & ROW) >> 16) as usize);
             if !used.load(Ordering::Relaxed) {
                 used.store(true, Ordering::Relaxed);
             }
-            if meta & OVERFLOW != 0 {
-                return out.is_none().then_some(true);
-            }
-            let nids = (meta & NIDS) as usize;
-            if let Some(out) = out {
-                append(out, &payload[key.count..key.count + nids]);
-            }
-            return Some(nids > 0);
+            return Some(overflow || nids > 0);
         }
         None
     }
@@ -309,8 +393,10 @@ impl Front {
                 table
                     .bucket(key.hash)
                     .find(|&at| {
-                        let row = (table.entries[at].meta.load(Ordering::Relaxed) >> 16) as u32;
-                        !self.used_bit(row as usize).load(Ordering::Relaxed)
+                        let meta = table.entries[at].meta.load(Ordering::Relaxed);
+                        !self
+                            .used_bit(((meta & ROW) >> 16) as usize)
+                            .load(Ordering::Relaxed)
                     })
                     .unwrap_or(first)
             }
@@ -320,6 +406,13 @@ impl Front {
         let meta = if key.count + ids.len() <= PAYLOAD {
             payload[key.count..key.count + ids.len()].copy_from_slice(ids);
             key.meta(row, ids.len(), 0)
+        } else if key.count + ids.len().div_ceil(2) <= PAYLOAD
+            && ids.iter().all(|&id| u32::try_from(id).is_ok())
+        {
+            for (w, pair) in payload[key.count..].iter_mut().zip(ids.chunks(2)) {
+                *w = pair[0] | pair.get(1).map_or(0, |&id| id << 32);
+            }
+            key.meta(row, ids.len(), NARROW)
         } else {
             key.meta(row, 0, OVERFLOW)
         };
@@ -347,15 +440,17 @@ impl Front {
     /// The reference bit of the row at `row`.
     #[inline]
     fn used_bit(&self, row: usize) -> &AtomicBool {
-        &self.used[row % self.used.len()]
+        // The length is a power of two.
+        &self.used[row & (self.used.len() - 1)]
     }
 
-    /// Grows the table when more than half full, refilled from `rows` (topic, ids), and
+    /// Grows the table when more than a quarter full (a fuller table overflows more 4-way buckets, whose
+    /// displaced rows take the locked path), refilled from `rows` (topic, ids), and
     /// retires the old one emptied. Writer only.
     pub(crate) fn maybe_grow<'a>(&self, rows: impl Iterator<Item = (&'a str, &'a [SubscriberId])>) {
         let old = self.table();
         let len = old.entries.len();
-        if (self.live.load(Ordering::Relaxed) as usize) * 2 <= len || len >= self.max_len {
+        if (self.live.load(Ordering::Relaxed) as usize) * 4 <= len || len >= self.max_len {
             return;
         }
         let next = Arc::new(Table::new(len * 2));
@@ -400,6 +495,27 @@ mod tests {
 
     use super::*;
 
+    /// Ids that do not fit one to a word are packed two to a word when 32-bit, and the hit
+    /// path still answers; a wider id sends lookups (not `matches_any`) to the locked path.
+    #[test]
+    fn narrow_ids_are_served_and_wide_ones_overflow() {
+        let front = Front::new(64);
+        let ids: Vec<u64> = (1..=9).map(|i| i * 0x0f0f_0f0f).collect();
+        front.set("a.b", 0, &ids);
+        let mut out = vec![7];
+        assert_eq!(front.get("a.b", Some(&mut out)), Some(true));
+        assert_eq!(out[1..], ids[..]);
+        let wide = [1, u64::from(u32::MAX) + 1, 3, 4, 5, 6];
+        front.set("a.c", 1, &wide);
+        let mut out = vec![7];
+        assert_eq!(front.get("a.c", Some(&mut out)), None);
+        assert_eq!(out, [7]);
+        assert_eq!(front.get("a.c", None), Some(true));
+        front.set("a.c", 1, &wide[..5]);
+        assert_eq!(front.get("a.c", Some(&mut out)), Some(true));
+        assert_eq!(out[1..], wide[..5]);
+    }
+
     proptest! {
         /// Two topics load to the same words and length exactly when they are equal.
         #[test]
@@ -409,16 +525,37 @@ mod tests {
             prop_assert_eq!(same, a == b);
         }
 
+        /// The hit path's per-length loading computes what the writer's does.
+        #[test]
+        fn loads_agree(t in "[ab\\x00é.]{0,24}") {
+            let k = Loaded::of(&t).unwrap();
+            let b = t.as_bytes();
+            let (words, hash): (Vec<u64>, u64) = match k.count {
+                0 => { let (w, h) = load::<0>(b); (w.to_vec(), h) }
+                1 => { let (w, h) = load::<1>(b); (w.to_vec(), h) }
+                2 => { let (w, h) = load::<2>(b); (w.to_vec(), h) }
+                3 => { let (w, h) = load::<3>(b); (w.to_vec(), h) }
+                4 => { let (w, h) = load::<4>(b); (w.to_vec(), h) }
+                5 => { let (w, h) = load::<5>(b); (w.to_vec(), h) }
+                _ => { let (w, h) = load::<6>(b); (w.to_vec(), h) }
+            };
+            prop_assert_eq!(&words[..], &k.words[..k.count]);
+            prop_assert_eq!(hash, k.hash);
+        }
+
         /// Set, overwrite and remove agree with a plain map, with enough topics to fill
         /// buckets and grow.
         #[test]
-        fn front_agrees_with_a_map(ops in prop::collection::vec((0..300usize, 0..9usize, any::<bool>()), 1..400)) {
+        fn front_agrees_with_a_map(ops in prop::collection::vec((0..300usize, 0..12usize, any::<bool>(), 0..8u8), 1..400)) {
             let front = Front::new(256);
             let mut model = std::collections::HashMap::new();
-            for (t, n, keep) in ops {
+            for (t, n, keep, wide) in ops {
                 let topic = format!("t.{}", "x".repeat(t % 37) + &t.to_string());
                 if keep {
-                    let ids: Vec<u64> = (0..n as u64).collect();
+                    // Now and then an id past 32 bits (which does not fit an entry).
+                    let ids: Vec<u64> = (0..n as u64)
+                        .map(|i| if wide == 0 && i == 1 { u64::MAX - i } else { i * 0x0101_0101 })
+                        .collect();
                     front.set(&topic, 0, &ids);
                     model.insert(topic.clone(), ids);
                 } else {

@@ -8,9 +8,10 @@
 //! Subscribe and unsubscribe update the cached rows in place: a new pattern sets its bit in
 //! every cached row whose topic it matches, a removed one clears it, and only the rows touched
 //! re-resolve their subscribers; nothing is rebuilt. The row table is bounded
-//! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); a topic
-//! is admitted into it on its second sighting ([`door`]), so a stream of unique topics costs
-//! one uncached per-level lookup each, neither evicting useful rows nor exhausting memory.
+//! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); once it
+//! is full a topic is admitted on its second sighting ([`door`]), so a stream of unique topics
+//! costs one uncached per-level lookup each, neither evicting useful rows nor exhausting
+//! memory (until then every topic is admitted on its first: nothing is evicted).
 //!
 //! The hit path takes no lock: every row whose topic and subscribers fit in a cache line is
 //! mirrored in [`front`], a table of 64-byte entries read under per-entry sequence numbers, so
@@ -86,27 +87,47 @@ impl InvertedBitmapMatcher {
         self.index.read().heap_bytes() + self.rows.read().heap_bytes() + self.front.heap_bytes()
     }
 
-    /// The locked path: the row of `topic` if cached; else its subscribers found as
-    /// `optimized_bitmap` finds them, and its row compiled and cached only on a second
-    /// sighting ([`door`]).
-    fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let index = self.index.read();
-        if let Some(row) = self.rows.read().get(topic) {
-            out.extend_from_slice(&row.ids);
-            return Ok(());
-        }
-        let start = out.len();
-        if index.lookup_small(topic, out) {
-            if !self.door.seen_before(topic) {
+    /// What a lookup the front cannot answer does: the row of `topic` under `rows`' read
+    /// lock, else [`compile`](Self::compile). Out of line, so the hit path saves no registers
+    /// for it.
+    #[inline(never)]
+    fn locked_lookup(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        // A topic past the byte limit is never hashed.
+        if topic.len() <= self.config.limits.max_topic_bytes {
+            if let Some(row) = self.rows.read().get(topic) {
+                out.extend_from_slice(&row.ids);
                 return Ok(());
             }
-            out.truncate(start);
-            return with_keys(&self.config, topic, |words, keys| {
-                self.admit(&index, topic, words, keys, out);
-            });
+        }
+        self.compile(topic, out)
+    }
+
+    /// The locked path: the row of `topic` if cached; else its subscribers found as
+    /// `optimized_bitmap` finds them, and its row compiled and cached while the table has
+    /// room, then only on a second sighting ([`door`]): the doorkeeper guards the rows a
+    /// newcomer would evict, and until the table is full there are none.
+    fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        let index = self.index.read();
+        let mut admit = {
+            let rows = self.rows.read();
+            if let Some(row) = rows.get(topic) {
+                out.extend_from_slice(&row.ids);
+                return Ok(());
+            }
+            rows.len() < rows.capacity()
+        };
+        if !admit {
+            let start = out.len();
+            if index.lookup_small(topic, out) {
+                if !self.door.seen_before(topic) {
+                    return Ok(());
+                }
+                out.truncate(start);
+                admit = true;
+            }
         }
         with_keys(&self.config, topic, |words, keys| {
-            if self.door.seen_before(topic) {
+            if admit || self.door.seen_before(topic) {
                 self.admit(&index, topic, words, keys, out);
             } else {
                 index.lookup(topic, words, keys, out);
@@ -257,14 +278,7 @@ impl Matcher for InvertedBitmapMatcher {
         if self.front.get(topic, Some(&mut *out)).is_some() {
             return Ok(());
         }
-        // A topic past the byte limit is never hashed.
-        if topic.len() <= self.config.limits.max_topic_bytes {
-            if let Some(row) = self.rows.read().get(topic) {
-                out.extend_from_slice(&row.ids);
-                return Ok(());
-            }
-        }
-        self.compile(topic, out)
+        self.locked_lookup(topic, out)
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {

@@ -34,7 +34,7 @@ use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
 use crate::topic::parse_topic;
 use filter::Filter;
-pub(crate) use index::{append, Change, Index};
+pub(crate) use index::{Change, Index};
 
 pub(crate) use bits::{ones, Acc};
 pub(crate) use keys::{keys_of, topic_hash, Keys, WordKey};
