@@ -25,7 +25,7 @@ def test_results_do_not_depend_on_the_capacity(capacity: int) -> None:
     m = _loaded(capacity)
     assert m.cache_capacity == capacity
     topics = [f"a.t{i % 7}" for i in range(50)] + ["a.b", "x.y", "a.b"]
-    for _ in range(3):  # topics are cached on their second sighting
+    for _ in range(3):  # cached on first sighting while there is room, else on the second
         for t in topics:
             expected = {"all", "star"} | ({"exact"} if t == "a.b" else set())
             if not t.startswith("a."):
