@@ -17,6 +17,8 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::{Hamt, Placed};
+#[cfg(target_arch = "x86_64")]
+use super::raw::positions_of;
 use super::raw::{Array, Child, Delta, LongWord};
 use crate::sync::Arc;
 
@@ -36,13 +38,21 @@ pub(super) struct Key {
 
 impl Key {
     /// The key of `word`.
-    #[inline]
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
     pub(super) fn of(word: &str) -> Key {
         let bytes = word.as_bytes();
         let len = bytes.len();
         if len < 16 {
             return Key::new(pack(bytes) | (u128::from(len as u8) << 120));
         }
+        Key::hashed(bytes)
+    }
+
+    /// The key of a word of 16 bytes or more.
+    #[cold]
+    #[inline(never)]
+    fn hashed(bytes: &[u8]) -> Key {
         let mut h = FxHasher::default();
         h.write(bytes);
         Key::new(u128::from(h.finish()) | (u128::from(LONG) << 120))
@@ -62,10 +72,12 @@ impl Key {
         (self.high >> 56) as u8 == LONG
     }
 
-    /// One byte of the key's hash: a narrow level's tags, compared 16 at a time.
+    /// Seven bits of the key's hash, with the top bit set: a narrow level's tags, compared 16
+    /// at a time. The set bit tells every tag from the zero padding past a level's last child.
     #[inline]
     fn tag(self) -> u8 {
-        ((self.low ^ self.high.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+        ((self.low ^ self.high.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as u8
+            | 0x80
     }
 
     /// The key spread over 64 bits, for the HAMT of a wide level.
@@ -92,11 +104,13 @@ fn pack(bytes: &[u8]) -> u128 {
     } else if len >= 4 {
         let high = half(len - 4) >> ((8 - len) * 8);
         u128::from(half(0) | (high << 32))
+    } else if len > 0 {
+        // One to three bytes: the first, the middle and the last (some the same byte) cover
+        // them all without a loop.
+        let at = |i: usize| u64::from(bytes[i]) << (8 * i);
+        u128::from(at(0) | at(len / 2) | at(len - 1))
     } else {
-        bytes
-            .iter()
-            .rev()
-            .fold(0u128, |acc, &b| (acc << 8) | u128::from(b))
+        0
     }
 }
 
@@ -174,22 +188,57 @@ impl Narrow {
         Narrow { tags, kids }
     }
 
-    /// The children whose tag is `tag`, as a set of bytes: byte `i` of the result is `0x80`
-    /// if child `i` has the tag, else 0. Branch-free SWAR over the 16 tags at once (the exact
-    /// zero-byte test of `tags ^ tag`, which has no false positives).
+    /// The children whose tag is `tag`, as a set of bits: bit `i` is set if child `i` has the
+    /// tag. The padding past the last child never matches (see [`Key::tag`]), so no length
+    /// mask is needed. One SSE2 compare on `x86_64`.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     #[allow(clippy::inline_always)] // part of the lookup's inner loop
-    fn candidates(&self, tag: u8) -> u128 {
+    fn candidates(&self, tag: u8) -> u32 {
+        positions_of(&self.tags, tag)
+    }
+
+    /// [`Narrow::candidates`] elsewhere: the exact zero-byte test of `tags ^ tag` over the 16
+    /// tags at once (no false positives), its byte flags gathered into bits.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // part of the lookup's inner loop
+    fn candidates(&self, tag: u8) -> u32 {
         const ONES: u128 = u128::MAX / 0xFF;
         const LOW7: u128 = ONES * 0x7F;
         let x = u128::from_le_bytes(self.tags) ^ (ONES * u128::from(tag));
-        let zero = !(((x & LOW7) + LOW7) | x | LOW7);
-        // Tags past the last child are padding.
-        let len = self.kids.len();
-        if len < NARROW {
-            zero & ((1u128 << (8 * len)) - 1)
-        } else {
-            zero
+        let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
+        let mut bits = 0;
+        while zero != 0 {
+            bits |= 1 << (zero.trailing_zeros() / 8);
+            zero &= zero - 1;
+        }
+        bits
+    }
+}
+
+/// A topic word ready for child lookups: the word, its [`Key`] and its tag, computed once per
+/// lookup rather than once per node visited.
+#[derive(Clone, Copy)]
+pub(super) struct Probe<'w> {
+    word: &'w str,
+    key: Key,
+    tag: u8,
+}
+
+impl<'w> Probe<'w> {
+    /// The probe of `word`.
+    #[inline]
+    pub(super) fn of(word: &'w str) -> Probe<'w> {
+        Probe::keyed(word, Key::of(word))
+    }
+
+    #[inline]
+    fn keyed(word: &'w str, key: Key) -> Probe<'w> {
+        Probe {
+            word,
+            key,
+            tag: key.tag(),
         }
     }
 }
@@ -223,24 +272,32 @@ impl Kids {
         }
     }
 
-    /// The child along `word`, whose key is `key`. Inlined into the lookup's loop: the narrow
-    /// scan is a handful of instructions, cheaper than the call.
+    /// The child along `word`, whose key is `key`.
+    #[inline]
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+        self.find(&Probe::keyed(word, key))
+    }
+
+    /// The child along `probe`'s word. Inlined into the lookup's loop: the narrow scan is a
+    /// handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+    pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&Child> {
         match self {
             Kids::Narrow(Some(narrow)) => {
-                let mut mask = narrow.candidates(key.tag());
+                let mut mask = narrow.candidates(probe.tag);
                 while mask != 0 {
-                    let kid = &narrow.kids[(mask.trailing_zeros() / 8) as usize];
-                    if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
+                    let kid = &narrow.kids[mask.trailing_zeros() as usize];
+                    if kid.label.key == probe.key
+                        && (!probe.key.is_long() || kid.label.is_long(probe.word))
+                    {
                         return Some(&kid.child);
                     }
                     mask &= mask - 1;
                 }
                 None
             }
-            Kids::Wide(map) => Self::get_wide(map, word, key),
+            Kids::Wide(map) => Self::get_wide(map, probe.word, probe.key),
             Kids::Narrow(None) | Kids::Tomb => None,
         }
     }

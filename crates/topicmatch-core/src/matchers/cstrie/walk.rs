@@ -1,5 +1,11 @@
 //! The CS-trie lookup: the `trie`'s iterative (node, position) walk, reading each I-node's
 //! main node once per visit under one epoch pin and taking no lock.
+//!
+//! The walk goes level by level: the I-nodes reached at one position are the states of that
+//! level, and visiting them fills the next level (their cache lines requested as they are
+//! found), so a level's branches are independent straight-line work, not a stack of pending
+//! branches. It is compiled once per dialect, so NATS and MQTT carry no AMQP `#` memo and only
+//! MQTT checks the `$` rule.
 
 #[cfg(not(loom))]
 use std::cell::RefCell;
@@ -8,7 +14,7 @@ use std::ptr;
 use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
-use super::kids::Key;
+use super::kids::Probe;
 use super::raw::{INode, Pin};
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
@@ -52,95 +58,83 @@ impl Drop for Memo {
     }
 }
 
-/// What [`Frontier::begin`] found for a level.
-enum Level {
-    /// States to walk.
-    Walk,
-    /// None at this level, but `#` states wait at later ones.
-    Empty,
-    /// Nothing left.
-    Done,
+/// States a level holds inline; more go to the heap.
+const WIDTH: usize = 16;
+
+/// The states of one level: an inline array (no capacity check on reads, no heap for usual
+/// widths), then a vector for a level wider than [`WIDTH`].
+struct Level<'g> {
+    inline: [&'g INode; WIDTH],
+    len: usize,
+    spill: Vec<&'g INode>,
 }
 
-/// The lookup's states, level by level: `states[lo..hi]` are the I-nodes reached at the current
-/// position; those for the next one are appended after them (their cache lines requested), so a
-/// level's branches are independent straight-line work, not a stack of pending branches.
-struct Frontier<'g> {
-    states: SmallVec<[&'g INode; 32]>,
-    /// AMQP `#` states for positions past the next one.
-    later: SmallVec<[(&'g INode, u32); 8]>,
-    lo: usize,
-    hi: usize,
-}
-
-impl<'g> Frontier<'g> {
-    fn new(root: &'g INode) -> Self {
-        let mut states = SmallVec::new();
-        states.push(root);
-        Frontier {
-            states,
-            later: SmallVec::new(),
-            lo: 0,
-            hi: 1,
+impl<'g> Level<'g> {
+    /// An empty level; `fill` only initialises the unused slots.
+    fn new(fill: &'g INode) -> Self {
+        Level {
+            inline: [fill; WIDTH],
+            len: 0,
+            spill: Vec::new(),
         }
     }
 
-    /// Starts the level of position `pos`, adding the `#` states that wait for it.
-    fn begin(&mut self, pos: u32) -> Level {
-        if !self.later.is_empty() {
-            let mut due: SmallVec<[&INode; 8]> = SmallVec::new();
-            self.later.retain(|&mut (inode, p)| {
-                if p == pos {
-                    due.push(inode);
-                }
-                p != pos
-            });
-            self.states.extend(due);
-            self.hi = self.states.len();
+    /// Adds a state.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once or twice per node visited
+    fn push(&mut self, inode: &'g INode) {
+        if self.len < WIDTH {
+            self.inline[self.len] = inode;
+        } else {
+            self.spill_push(inode);
         }
-        match (self.lo == self.hi, self.later.is_empty()) {
-            (false, _) => Level::Walk,
-            (true, false) => Level::Empty,
-            (true, true) => Level::Done,
-        }
+        self.len += 1;
     }
 
-    /// Adds `inode` to the next level.
-    #[inline]
-    fn push_next(&mut self, inode: &'g INode) {
-        inode.prefetch();
-        self.states.push(inode);
+    #[cold]
+    #[inline(never)]
+    fn spill_push(&mut self, inode: &'g INode) {
+        self.spill.push(inode);
     }
 
-    /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
-    /// (multi, pos..=n), each visited once.
-    fn swallow(&mut self, multi: &'g INode, pos: u32, n: u32, memo: &mut Memo) {
-        let id = ptr::from_ref::<INode>(multi) as usize;
-        for p in pos..=n {
-            if !memo.first_visit((id, p)) {
-                // Reached before: so were all later positions from there.
-                break;
-            }
-            if p == pos {
-                // Walked in this level: inserted at its end.
-                self.states.insert(self.hi, multi);
-                self.hi += 1;
-            } else if p == pos + 1 {
-                self.states.push(multi);
-            } else {
-                self.later.push((multi, p));
-            }
+    /// State `i` (below `len`).
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per node visited
+    fn get(&self, i: usize) -> &'g INode {
+        if i < WIDTH {
+            self.inline[i]
+        } else {
+            self.spill[i - WIDTH]
         }
     }
 
-    /// Ends the current level: the next one starts.
-    fn end(&mut self) {
-        (self.lo, self.hi) = (self.hi, self.states.len());
+    fn clear(&mut self) {
+        self.len = 0;
+        self.spill.clear();
     }
 }
 
-/// The words of a topic with their [`Key`]s, inline for usual depths.
-type Keys<'t> = SmallVec<[(&'t str, Key); INLINE_WORDS]>;
+/// A dialect's walk, chosen at compile time.
+trait Rules {
+    const DIALECT: Dialect;
+}
+
+struct Amqp;
+struct Mqtt;
+struct Nats;
+
+impl Rules for Amqp {
+    const DIALECT: Dialect = Dialect::Amqp;
+}
+impl Rules for Mqtt {
+    const DIALECT: Dialect = Dialect::Mqtt;
+}
+impl Rules for Nats {
+    const DIALECT: Dialect = Dialect::Nats;
+}
+
+/// The words of a topic as [`Probe`]s, inline for usual depths.
+type Probes<'t> = SmallVec<[Probe<'t>; INLINE_WORDS]>;
 
 /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
 /// With `first_only`, stops at the first subscriber found and returns whether there was one.
@@ -172,6 +166,7 @@ pub(super) fn lookup_batch(
 }
 
 /// [`lookup`] under a pin the caller holds.
+#[inline]
 fn lookup_pinned(
     trie: &CsTrieMatcher,
     topic: &str,
@@ -179,81 +174,137 @@ fn lookup_pinned(
     first_only: bool,
     pin: &Pin<'_>,
 ) -> Result<bool> {
-    let dialect = trie.config.dialect;
+    match trie.config.dialect {
+        Dialect::Amqp => walk::<Amqp>(trie, topic, out, first_only, pin),
+        Dialect::Mqtt => walk::<Mqtt>(trie, topic, out, first_only, pin),
+        Dialect::Nats => walk::<Nats>(trie, topic, out, first_only, pin),
+    }
+}
+
+/// Appends `$node`'s subscribers to `out` (or returns `Ok(true)` with `first_only`).
+macro_rules! take {
+    ($node:expr, $out:ident, $sets:ident, $first_only:ident) => {
+        let node = $node;
+        if !node.subs.is_empty() {
+            if $first_only {
+                return Ok(true);
+            }
+            node.collect($out);
+            $sets += 1;
+        }
+    };
+}
+
+/// [`lookup_pinned`] for one dialect.
+#[allow(clippy::too_many_lines)] // one loop: split, its branches would pass a dozen locals
+fn walk<R: Rules>(
+    trie: &CsTrieMatcher,
+    topic: &str,
+    out: &mut Vec<SubscriberId>,
+    first_only: bool,
+    pin: &Pin<'_>,
+) -> Result<bool> {
+    let dialect = R::DIALECT;
+    let amqp = dialect == Dialect::Amqp;
     let limits = &trie.config.limits;
-    let mut words: Keys<'_> = SmallVec::new();
+    let mut probes: Probes<'_> = SmallVec::new();
     // One pass over the bytes for a plainly valid topic; anything else is validated (and its
     // error reported) the long way.
-    if !scan_plain_topic(dialect, limits, topic, |word| {
-        words.push((word, Key::of(word)));
-    }) {
+    if !scan_plain_topic(dialect, limits, topic, |word| probes.push(Probe::of(word))) {
         check_topic(dialect, limits, topic)?;
-        words.clear();
-        for word in split_words(dialect, topic) {
-            words.push((word, Key::of(word)));
-        }
+        probes.clear();
+        probes.extend(split_words(dialect, topic).map(Probe::of));
     }
-    let n = words.len() as u32;
-    // The first word starts with `$` exactly when the topic does.
-    let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
+    let n = probes.len();
     let start = out.len();
     let root: &INode = &trie.root;
-    let mut walk = Frontier::new(root);
+    let mut levels = [Level::new(root), Level::new(root)];
+    levels[0].push(root);
+    // AMQP `#` states for positions past the next one.
+    let mut later: SmallVec<[(&INode, usize); 8]> = SmallVec::new();
     let mut memo = Memo::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
+    // MQTT: a topic starting with `$` is not matched by wildcards at the root (the first
+    // level, whose only state is the root: only AMQP adds states to a level it is walking).
+    let mut wild = !(dialect == Dialect::Mqtt && topic.starts_with('$'));
 
     for pos in 0..=n {
-        match walk.begin(pos) {
-            Level::Done => break,
-            Level::Empty => continue,
-            Level::Walk => {}
-        }
-        let mut k = walk.lo;
-        while k < walk.hi {
-            let inode = walk.states[k];
-            let node = inode.load(pin);
-            k += 1;
-            if pos == n && !node.subs.is_empty() {
-                if first_only {
-                    return Ok(true);
+        let [even, odd] = &mut levels;
+        let (cur, next) = if pos % 2 == 0 {
+            (even, odd)
+        } else {
+            (odd, even)
+        };
+        next.clear();
+        if amqp && !later.is_empty() {
+            later.retain(|&mut (inode, p)| {
+                if p == pos {
+                    cur.push(inode);
                 }
-                node.collect(out);
-                sets += 1;
+                p != pos
+            });
+        }
+        if cur.len == 0 {
+            if later.is_empty() {
+                break;
             }
-            let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
-            if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
-                let multi = multi.get(pin);
-                let multi_node = multi.load(pin);
-                let take = match dialect {
-                    Dialect::Nats => pos < n,
-                    Dialect::Mqtt => true,
-                    Dialect::Amqp if multi_node.is_childless() => true,
-                    Dialect::Amqp => {
-                        walk.swallow(multi, pos, n, &mut memo);
-                        false
+            continue;
+        }
+        let mut k = 0;
+        if pos < n {
+            let probe = probes[pos];
+            while k < cur.len {
+                let inode = cur.get(k);
+                k += 1;
+                let node = inode.load(pin);
+                if wild {
+                    if let Some(multi) = &node.multi {
+                        let multi = multi.get(pin);
+                        let multi_node = multi.load(pin);
+                        // NATS `>` takes one word or more, MQTT `#` any number; an AMQP `#`
+                        // with children walks on.
+                        if !amqp || multi_node.is_childless() {
+                            take!(multi_node, out, sets, first_only);
+                        } else {
+                            swallow(multi, pos, n, cur, next, &mut later, &mut memo);
+                        }
                     }
-                };
-                if take && !multi_node.subs.is_empty() {
-                    if first_only {
-                        return Ok(true);
+                    if let Some(one) = &node.one {
+                        let one = one.get(pin);
+                        one.prefetch();
+                        next.push(one);
                     }
-                    multi_node.collect(out);
-                    sets += 1;
+                }
+                if let Some(child) = node.words.find(&probe) {
+                    let child = child.get(pin);
+                    child.prefetch();
+                    next.push(child);
                 }
             }
-            if pos == n {
-                continue;
-            }
-            if let (Some(one), true) = (&node.one, wildcards_allowed) {
-                walk.push_next(one.get(pin));
-            }
-            let (word, key) = words[pos as usize];
-            if let Some(child) = node.words.get(word, key) {
-                walk.push_next(child.get(pin));
+        } else {
+            // The last level: the patterns ending here match, and those ending in a
+            // multi-word wildcard that takes no more words (never in NATS).
+            while k < cur.len {
+                let inode = cur.get(k);
+                k += 1;
+                let node = inode.load(pin);
+                take!(node, out, sets, first_only);
+                if dialect == Dialect::Nats || !wild {
+                    continue;
+                }
+                if let Some(multi) = &node.multi {
+                    let multi = multi.get(pin);
+                    let multi_node = multi.load(pin);
+                    if !amqp || multi_node.is_childless() {
+                        take!(multi_node, out, sets, first_only);
+                    } else {
+                        swallow(multi, pos, n, cur, next, &mut later, &mut memo);
+                    }
+                }
             }
         }
-        walk.end();
+        wild = true;
     }
     drop(memo);
     if first_only {
@@ -263,6 +314,36 @@ fn lookup_pinned(
         dedup(out, start);
     }
     Ok(out.len() > start)
+}
+
+/// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
+/// (multi, pos..=n), each visited once, added to the level of their position.
+#[inline(never)]
+fn swallow<'g>(
+    multi: &'g INode,
+    pos: usize,
+    n: usize,
+    cur: &mut Level<'g>,
+    next: &mut Level<'g>,
+    later: &mut SmallVec<[(&'g INode, usize); 8]>,
+    memo: &mut Memo,
+) {
+    let id = ptr::from_ref::<INode>(multi) as usize;
+    for p in pos..=n {
+        if !memo.first_visit((id, p as u32)) {
+            // Reached before: so were all later positions from there.
+            break;
+        }
+        if p == pos {
+            // Walked in this level, after the states already there.
+            cur.push(multi);
+        } else if p == pos + 1 {
+            multi.prefetch();
+            next.push(multi);
+        } else {
+            later.push((multi, p));
+        }
+    }
 }
 
 /// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
