@@ -41,7 +41,13 @@ impl Key {
     #[inline(always)]
     #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
     pub(super) fn of(word: &str) -> Key {
-        let bytes = word.as_bytes();
+        Key::of_bytes(word.as_bytes())
+    }
+
+    /// The key of the word of `bytes`.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    fn of_bytes(bytes: &[u8]) -> Key {
         let len = bytes.len();
         if len < 16 {
             return Key::new(pack(bytes) | (u128::from(len as u8) << 120));
@@ -136,13 +142,19 @@ impl Label {
     /// Whether this long word's label is the label of `word` (whose key equals this key).
     #[cold]
     #[inline(never)]
-    fn is_long(&self, word: &str) -> bool {
-        self.long.as_ref().map(LongWord::get) == Some(word)
+    fn is_long(&self, word: &[u8]) -> bool {
+        self.long.as_ref().map(|long| long.get().as_bytes()) == Some(word)
     }
 
     /// Whether this is the label of `word`, whose key is `key`.
     #[inline]
     fn is(&self, word: &str, key: Key) -> bool {
+        self.is_bytes(word.as_bytes(), key)
+    }
+
+    /// [`Label::is`] for the word of `word`'s bytes.
+    #[inline]
+    fn is_bytes(&self, word: &[u8], key: Key) -> bool {
         self.key == key && (!key.is_long() || self.is_long(word))
     }
 
@@ -221,20 +233,21 @@ impl Narrow {
 /// lookup rather than once per node visited.
 #[derive(Clone, Copy)]
 pub(super) struct Probe<'w> {
-    word: &'w str,
+    word: &'w [u8],
     key: Key,
     tag: u8,
 }
 
 impl<'w> Probe<'w> {
-    /// The probe of `word`.
-    #[inline]
-    pub(super) fn of(word: &'w str) -> Probe<'w> {
-        Probe::keyed(word, Key::of(word))
+    /// The probe of the word of `word`'s bytes.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    pub(super) fn of(word: &'w [u8]) -> Probe<'w> {
+        Probe::keyed(word, Key::of_bytes(word))
     }
 
     #[inline]
-    fn keyed(word: &'w str, key: Key) -> Probe<'w> {
+    fn keyed(word: &'w [u8], key: Key) -> Probe<'w> {
         Probe {
             word,
             key,
@@ -275,7 +288,7 @@ impl Kids {
     /// The child along `word`, whose key is `key`.
     #[inline]
     pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
-        self.find(&Probe::keyed(word, key))
+        self.find(&Probe::keyed(word.as_bytes(), key))
     }
 
     /// The child along `probe`'s word. Inlined into the lookup's loop: the narrow scan is a
@@ -303,8 +316,8 @@ impl Kids {
     }
 
     #[inline(never)]
-    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &str, key: Key) -> Option<&'m Child> {
-        map.get(key.hash(), |label| label.is(word, key))
+    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &[u8], key: Key) -> Option<&'m Child> {
+        map.get(key.hash(), |label| label.is_bytes(word, key))
     }
 
     /// Whether these are a tombstone's.

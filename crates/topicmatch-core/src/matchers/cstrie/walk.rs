@@ -9,7 +9,7 @@
 
 #[cfg(not(loom))]
 use std::cell::RefCell;
-use std::ptr;
+use std::{mem, ptr};
 
 use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
@@ -20,7 +20,7 @@ use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, SubscriberId};
-use crate::topic::{check_topic, scan_plain_topic, split_words, INLINE_WORDS};
+use crate::topic::{check_topic, plain_depth, split_words};
 
 #[cfg(not(loom))]
 thread_local! {
@@ -61,57 +61,91 @@ impl Drop for Memo {
 /// States a level holds inline; more go to the heap.
 const WIDTH: usize = 16;
 
-/// The states of one level: an inline array (no capacity check on reads, no heap for usual
-/// widths), then a vector for a level wider than [`WIDTH`].
-struct Level<'g> {
-    inline: [&'g INode; WIDTH],
+/// The states of the level being walked and of the next one: the two halves of one inline
+/// array (no capacity check on reads, no heap for usual widths), each spilling to a vector past
+/// [`WIDTH`].
+struct Levels<'g> {
+    slots: [&'g INode; 2 * WIDTH],
+    /// Where the current level's half starts: 0 or [`WIDTH`].
+    base: usize,
+    /// The current level's length.
     len: usize,
+    /// The next level's length.
+    next_len: usize,
+    /// The current level's states past [`WIDTH`].
     spill: Vec<&'g INode>,
+    /// The next level's states past [`WIDTH`].
+    next_spill: Vec<&'g INode>,
 }
 
-impl<'g> Level<'g> {
-    /// An empty level; `fill` only initialises the unused slots.
-    fn new(fill: &'g INode) -> Self {
-        Level {
-            inline: [fill; WIDTH],
-            len: 0,
+impl<'g> Levels<'g> {
+    /// The first level, holding `root` alone.
+    #[inline]
+    fn new(root: &'g INode) -> Self {
+        Levels {
+            slots: [root; 2 * WIDTH],
+            base: 0,
+            len: 1,
+            next_len: 0,
             spill: Vec::new(),
+            next_spill: Vec::new(),
         }
     }
 
-    /// Adds a state.
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // once or twice per node visited
-    fn push(&mut self, inode: &'g INode) {
-        if self.len < WIDTH {
-            self.inline[self.len] = inode;
-        } else {
-            self.spill_push(inode);
-        }
-        self.len += 1;
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn spill_push(&mut self, inode: &'g INode) {
-        self.spill.push(inode);
-    }
-
-    /// State `i` (below `len`).
+    /// State `i` of the current level (below `len`).
     #[inline(always)]
     #[allow(clippy::inline_always)] // once per node visited
     fn get(&self, i: usize) -> &'g INode {
         if i < WIDTH {
-            self.inline[i]
+            self.slots[self.base | i]
         } else {
             self.spill[i - WIDTH]
         }
     }
 
-    fn clear(&mut self) {
-        self.len = 0;
-        self.spill.clear();
+    /// Adds a state to the next level, its cache lines requested.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once or twice per node visited
+    fn push_next(&mut self, inode: &'g INode) {
+        inode.prefetch();
+        if self.next_len < WIDTH {
+            self.slots[(self.base ^ WIDTH) | self.next_len] = inode;
+        } else {
+            spill(&mut self.next_spill, inode);
+        }
+        self.next_len += 1;
     }
+
+    /// Adds a state to the current level, after those there (AMQP `#`, which may take no word).
+    #[inline]
+    fn push_cur(&mut self, inode: &'g INode) {
+        if self.len < WIDTH {
+            self.slots[self.base | self.len] = inode;
+        } else {
+            spill(&mut self.spill, inode);
+        }
+        self.len += 1;
+    }
+
+    /// Moves on: the next level becomes the current one.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per level
+    fn advance(&mut self) {
+        self.base ^= WIDTH;
+        self.len = self.next_len;
+        self.next_len = 0;
+        if !(self.spill.is_empty() && self.next_spill.is_empty()) {
+            mem::swap(&mut self.spill, &mut self.next_spill);
+            self.next_spill.clear();
+        }
+    }
+}
+
+/// Adds `inode` to a level past its inline slots.
+#[cold]
+#[inline(never)]
+fn spill<'g>(states: &mut Vec<&'g INode>, inode: &'g INode) {
+    states.push(inode);
 }
 
 /// A dialect's walk, chosen at compile time.
@@ -132,9 +166,6 @@ impl Rules for Mqtt {
 impl Rules for Nats {
     const DIALECT: Dialect = Dialect::Nats;
 }
-
-/// The words of a topic as [`Probe`]s, inline for usual depths.
-type Probes<'t> = SmallVec<[Probe<'t>; INLINE_WORDS]>;
 
 /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
 /// With `first_only`, stops at the first subscriber found and returns whether there was one.
@@ -207,19 +238,22 @@ fn walk<R: Rules>(
     let dialect = R::DIALECT;
     let amqp = dialect == Dialect::Amqp;
     let limits = &trie.config.limits;
-    let mut probes: Probes<'_> = SmallVec::new();
     // One pass over the bytes for a plainly valid topic; anything else is validated (and its
-    // error reported) the long way.
-    if !scan_plain_topic(dialect, limits, topic, |word| probes.push(Probe::of(word))) {
-        check_topic(dialect, limits, topic)?;
-        probes.clear();
-        probes.extend(split_words(dialect, topic).map(Probe::of));
-    }
-    let n = probes.len();
+    // error reported) the long way. The words are cut as the walk reaches them.
+    let n = match plain_depth(dialect, limits, topic) {
+        Some(n) => n,
+        None => {
+            check_topic(dialect, limits, topic)?;
+            split_words(dialect, topic).count()
+        }
+    };
+    let bytes = topic.as_bytes();
+    let sep = dialect.separator();
+    // Where the next word starts.
+    let mut from = 0;
     let start = out.len();
     let root: &INode = &trie.root;
-    let mut levels = [Level::new(root), Level::new(root)];
-    levels[0].push(root);
+    let mut walk = Levels::new(root);
     // AMQP `#` states for positions past the next one.
     let mut later: SmallVec<[(&INode, usize); 8]> = SmallVec::new();
     let mut memo = Memo::default();
@@ -229,82 +263,111 @@ fn walk<R: Rules>(
     // level, whose only state is the root: only AMQP adds states to a level it is walking).
     let mut wild = !(dialect == Dialect::Mqtt && topic.starts_with('$'));
 
-    for pos in 0..=n {
-        let [even, odd] = &mut levels;
-        let (cur, next) = if pos % 2 == 0 {
-            (even, odd)
-        } else {
-            (odd, even)
-        };
-        next.clear();
+    let mut pos = 0;
+    while pos < n {
+        // The word at `pos`, cut even where the level turns out empty.
+        let rest = bytes.get(from..).unwrap_or_default();
+        let len = rest.iter().position(|&b| b == sep).unwrap_or(rest.len());
+        let word = &rest[..len];
+        from += len + 1;
         if amqp && !later.is_empty() {
-            later.retain(|&mut (inode, p)| {
+            // The AMQP `#` states waiting for `pos` join its level.
+            let mut i = 0;
+            while i < later.len() {
+                let (inode, p) = later[i];
                 if p == pos {
-                    cur.push(inode);
+                    walk.push_cur(inode);
+                    later.remove(i);
+                } else {
+                    i += 1;
                 }
-                p != pos
-            });
+            }
         }
-        if cur.len == 0 {
+        if walk.len == 0 {
             if later.is_empty() {
                 break;
             }
+            walk.advance();
+            pos += 1;
             continue;
         }
+        let probe = Probe::of(word);
         let mut k = 0;
-        if pos < n {
-            let probe = probes[pos];
-            while k < cur.len {
-                let inode = cur.get(k);
-                k += 1;
-                let node = inode.load(pin);
-                if wild {
-                    if let Some(multi) = &node.multi {
-                        let multi = multi.get(pin);
-                        let multi_node = multi.load(pin);
-                        // NATS `>` takes one word or more, MQTT `#` any number; an AMQP `#`
-                        // with children walks on.
-                        if !amqp || multi_node.is_childless() {
-                            take!(multi_node, out, sets, first_only);
-                        } else {
-                            swallow(multi, pos, n, cur, next, &mut later, &mut memo);
-                        }
-                    }
-                    if let Some(one) = &node.one {
-                        let one = one.get(pin);
-                        one.prefetch();
-                        next.push(one);
-                    }
-                }
-                if let Some(child) = node.words.find(&probe) {
-                    let child = child.get(pin);
-                    child.prefetch();
-                    next.push(child);
-                }
-            }
-        } else {
-            // The last level: the patterns ending here match, and those ending in a
-            // multi-word wildcard that takes no more words (never in NATS).
-            while k < cur.len {
-                let inode = cur.get(k);
-                k += 1;
-                let node = inode.load(pin);
-                take!(node, out, sets, first_only);
-                if dialect == Dialect::Nats || !wild {
-                    continue;
-                }
+        while k < walk.len {
+            let inode = walk.get(k);
+            k += 1;
+            let node = inode.load(pin);
+            if wild {
                 if let Some(multi) = &node.multi {
                     let multi = multi.get(pin);
                     let multi_node = multi.load(pin);
+                    // NATS `>` takes one word or more, MQTT `#` any number; an AMQP `#` with
+                    // children walks on.
                     if !amqp || multi_node.is_childless() {
                         take!(multi_node, out, sets, first_only);
                     } else {
-                        swallow(multi, pos, n, cur, next, &mut later, &mut memo);
+                        let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
+                        if now {
+                            walk.push_cur(multi);
+                        }
+                        if soon {
+                            walk.push_next(multi);
+                        }
+                    }
+                }
+                if let Some(one) = &node.one {
+                    walk.push_next(one.get(pin));
+                }
+            }
+            if let Some(child) = node.words.find(&probe) {
+                walk.push_next(child.get(pin));
+            }
+        }
+        walk.advance();
+        wild = true;
+        pos += 1;
+    }
+    if pos == n {
+        if amqp && !later.is_empty() {
+            // The AMQP `#` states waiting for `pos` join its level.
+            let mut i = 0;
+            while i < later.len() {
+                let (inode, p) = later[i];
+                if p == pos {
+                    walk.push_cur(inode);
+                    later.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        // The last level: the patterns ending here match, and those ending in a multi-word
+        // wildcard that takes no more words (never in NATS).
+        let mut k = 0;
+        while k < walk.len {
+            let inode = walk.get(k);
+            k += 1;
+            let node = inode.load(pin);
+            take!(node, out, sets, first_only);
+            if dialect == Dialect::Nats || !wild {
+                continue;
+            }
+            if let Some(multi) = &node.multi {
+                let multi = multi.get(pin);
+                let multi_node = multi.load(pin);
+                if !amqp || multi_node.is_childless() {
+                    take!(multi_node, out, sets, first_only);
+                } else {
+                    let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
+                    if now {
+                        walk.push_cur(multi);
+                    }
+                    if soon {
+                        walk.push_next(multi);
                     }
                 }
             }
         }
-        wild = true;
     }
     drop(memo);
     if first_only {
@@ -317,18 +380,18 @@ fn walk<R: Rules>(
 }
 
 /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
-/// (multi, pos..=n), each visited once, added to the level of their position.
+/// (multi, pos..=n), each visited once. Those past the next position wait in `later`; returns
+/// whether `multi` joins the current level and the next one.
 #[inline(never)]
 fn swallow<'g>(
     multi: &'g INode,
     pos: usize,
     n: usize,
-    cur: &mut Level<'g>,
-    next: &mut Level<'g>,
     later: &mut SmallVec<[(&'g INode, usize); 8]>,
     memo: &mut Memo,
-) {
+) -> (bool, bool) {
     let id = ptr::from_ref::<INode>(multi) as usize;
+    let mut levels = (false, false);
     for p in pos..=n {
         if !memo.first_visit((id, p as u32)) {
             // Reached before: so were all later positions from there.
@@ -336,31 +399,153 @@ fn swallow<'g>(
         }
         if p == pos {
             // Walked in this level, after the states already there.
-            cur.push(multi);
+            levels.0 = true;
         } else if p == pos + 1 {
-            multi.prefetch();
-            next.push(multi);
+            levels.1 = true;
         } else {
             later.push((multi, p));
         }
     }
+    levels
 }
 
 /// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
 /// [`dedup_tail`] for more.
 fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
     const FEW: usize = 16;
-    if out.len() - start > FEW {
+    let len = out.len();
+    if len - start > FEW {
         dedup_tail(out, start);
         return;
     }
-    let mut kept = start;
-    for i in start..out.len() {
-        let id = out[i];
-        if !out[start..kept].contains(&id) {
-            out[kept] = id;
+    let ids = &mut out[start..];
+    let mut kept = 1;
+    for i in 1..ids.len() {
+        let id = ids[i];
+        let mut seen = false;
+        for &earlier in &ids[..kept] {
+            seen |= earlier == id;
+        }
+        if !seen {
+            ids[kept] = id;
             kept += 1;
         }
     }
-    out.truncate(kept);
+    out.truncate(start + kept);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::CsTrieMatcher;
+    use crate::dialect::{Dialect, Limits};
+    use crate::matcher::{Config, Matcher};
+    use crate::matchers::naive::NaiveMatcher;
+    use crate::pattern::Pattern;
+
+    /// Subscribes every pattern to a `cstrie` and to the oracle; each topic must find the same
+    /// subscribers in both, with no duplicate.
+    fn same_as_naive(dialect: Dialect, patterns: &[String], topics: &[&str]) {
+        let limits = Limits::for_dialect(dialect);
+        let trie = CsTrieMatcher::new(Config::new(dialect));
+        let naive = NaiveMatcher::new(Config::new(dialect));
+        for (i, text) in patterns.iter().enumerate() {
+            let pattern = Pattern::parse(dialect, &limits, text).unwrap();
+            trie.insert(&pattern, i as u64);
+            naive.insert(&pattern, i as u64);
+        }
+        for topic in topics {
+            let (mut got, mut expected) = (Vec::new(), Vec::new());
+            trie.lookup_into(topic, &mut got).unwrap();
+            naive.lookup_into(topic, &mut expected).unwrap();
+            let found = got.len();
+            got.sort_unstable();
+            got.dedup();
+            assert_eq!(got.len(), found, "{dialect:?} {topic:?}: duplicates");
+            expected.sort_unstable();
+            assert_eq!(got, expected, "{dialect:?} {topic:?}");
+            assert_eq!(trie.matches_any(topic).unwrap(), !expected.is_empty());
+        }
+    }
+
+    /// Every pattern of `words` with any of them replaced by `one`: 2^6 = 64 states at the
+    /// last level of a topic of those words, past a level's 16 inline slots.
+    fn every_mix(words: &[&str], one: &str, sep: &str) -> Vec<String> {
+        (0..1u32 << words.len())
+            .map(|mask| {
+                let mixed: Vec<&str> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| if mask >> i & 1 == 1 { one } else { w })
+                    .collect();
+                mixed.join(sep)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_level_wider_than_its_inline_slots_spills_and_finds_everything() {
+        let words = ["a", "bb", "c", "dd", "e", "f"];
+        for (dialect, one, sep) in [
+            (Dialect::Amqp, "*", "."),
+            (Dialect::Mqtt, "+", "/"),
+            (Dialect::Nats, "*", "."),
+        ] {
+            let mut patterns = every_mix(&words, one, sep);
+            // Multi-word wildcards at every depth, reached from every state.
+            let multi = if dialect == Dialect::Nats { ">" } else { "#" };
+            patterns.extend(
+                every_mix(&words[..4], one, sep)
+                    .iter()
+                    .map(|p| format!("{p}{sep}{multi}")),
+            );
+            let topic = words.join(sep);
+            let shorter = words[..5].join(sep);
+            let other = ["a", "bb", "x", "dd", "e", "f"].join(sep);
+            same_as_naive(dialect, &patterns, &[&topic, &shorter, &other, "a"]);
+        }
+        // AMQP `#` inside patterns: many (node, position) states wait for later levels.
+        let mut patterns = every_mix(&["a", "b", "c", "d"], "#", ".");
+        patterns.extend(every_mix(&["a", "b", "c", "d"], "*", "."));
+        same_as_naive(
+            Dialect::Amqp,
+            &patterns,
+            &[
+                "a.b.c.d",
+                "a.b.c.d.a.b.c.d",
+                "a",
+                "",
+                "x.a.b.y.c.d",
+                "d.c.b.a",
+            ],
+        );
+    }
+
+    #[test]
+    fn long_and_multibyte_words_are_cut_and_told_apart() {
+        let long = "a-word-of-sixteen-bytes-or-more";
+        let twin = "a-word-of-sixteen-bytes-or-mor\u{e9}";
+        for (dialect, sep) in [
+            (Dialect::Amqp, "."),
+            (Dialect::Mqtt, "/"),
+            (Dialect::Nats, "."),
+        ] {
+            let patterns: Vec<String> = [
+                vec![long, "\u{e9}t\u{e9}", "x"],
+                vec![twin, "\u{e9}t\u{e9}", "x"],
+                vec!["fifteen-bytes-x", "ab", "abc"],
+                vec!["fifteen-bytes-y", "ab", "abcd"],
+                vec!["\u{65e5}\u{672c}", "abcdefgh", "abcdefghi"],
+            ]
+            .iter()
+            .map(|words| words.join(sep))
+            .collect();
+            let topics: Vec<String> = patterns
+                .iter()
+                .cloned()
+                .chain([format!("{long}{sep}\u{e9}t\u{e9}{sep}y")])
+                .collect();
+            let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+            same_as_naive(dialect, &patterns, &topics);
+        }
+    }
 }
