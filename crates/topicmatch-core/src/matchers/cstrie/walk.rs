@@ -97,7 +97,7 @@ impl<'g> Levels<'g> {
     #[allow(clippy::inline_always)] // once per node visited
     fn get(&self, i: usize) -> &'g INode {
         if i < WIDTH {
-            self.slots[self.base | i]
+            self.slots[(self.base & WIDTH) | i]
         } else {
             self.spill[i - WIDTH]
         }
@@ -109,7 +109,7 @@ impl<'g> Levels<'g> {
     fn push_next(&mut self, inode: &'g INode) {
         inode.prefetch();
         if self.next_len < WIDTH {
-            self.slots[(self.base ^ WIDTH) | self.next_len] = inode;
+            self.slots[(!self.base & WIDTH) | self.next_len] = inode;
         } else {
             spill(&mut self.next_spill, inode);
         }
@@ -120,7 +120,7 @@ impl<'g> Levels<'g> {
     #[inline]
     fn push_cur(&mut self, inode: &'g INode) {
         if self.len < WIDTH {
-            self.slots[self.base | self.len] = inode;
+            self.slots[(self.base & WIDTH) | self.len] = inode;
         } else {
             spill(&mut self.spill, inode);
         }
@@ -205,16 +205,19 @@ fn lookup_pinned(
     first_only: bool,
     pin: &Pin<'_>,
 ) -> Result<bool> {
-    match trie.config.dialect {
-        Dialect::Amqp => walk::<Amqp>(trie, topic, out, first_only, pin),
-        Dialect::Mqtt => walk::<Mqtt>(trie, topic, out, first_only, pin),
-        Dialect::Nats => walk::<Nats>(trie, topic, out, first_only, pin),
+    match (trie.config.dialect, first_only) {
+        (Dialect::Amqp, false) => walk::<Amqp, false>(trie, topic, out, pin),
+        (Dialect::Amqp, true) => walk::<Amqp, true>(trie, topic, out, pin),
+        (Dialect::Mqtt, false) => walk::<Mqtt, false>(trie, topic, out, pin),
+        (Dialect::Mqtt, true) => walk::<Mqtt, true>(trie, topic, out, pin),
+        (Dialect::Nats, false) => walk::<Nats, false>(trie, topic, out, pin),
+        (Dialect::Nats, true) => walk::<Nats, true>(trie, topic, out, pin),
     }
 }
 
 /// Appends `$node`'s subscribers to `out` (or returns `Ok(true)` with `first_only`).
 macro_rules! take {
-    ($node:expr, $out:ident, $sets:ident, $first_only:ident) => {
+    ($node:expr, $out:ident, $sets:ident, $first_only:expr) => {
         let node = $node;
         if !node.subs.is_empty() {
             if $first_only {
@@ -226,13 +229,12 @@ macro_rules! take {
     };
 }
 
-/// [`lookup_pinned`] for one dialect.
+/// [`lookup_pinned`] for one dialect, and `FIRST_ONLY` or not.
 #[allow(clippy::too_many_lines)] // one loop: split, its branches would pass a dozen locals
-fn walk<R: Rules>(
+fn walk<R: Rules, const FIRST_ONLY: bool>(
     trie: &CsTrieMatcher,
     topic: &str,
     out: &mut Vec<SubscriberId>,
-    first_only: bool,
     pin: &Pin<'_>,
 ) -> Result<bool> {
     let dialect = R::DIALECT;
@@ -270,7 +272,7 @@ fn walk<R: Rules>(
         let len = rest.iter().position(|&b| b == sep).unwrap_or(rest.len());
         let word = &rest[..len];
         from += len + 1;
-        if amqp && !later.is_empty() {
+        if amqp && memo.used && !later.is_empty() {
             // The AMQP `#` states waiting for `pos` join its level.
             let mut i = 0;
             while i < later.len() {
@@ -304,7 +306,7 @@ fn walk<R: Rules>(
                     // NATS `>` takes one word or more, MQTT `#` any number; an AMQP `#` with
                     // children walks on.
                     if !amqp || multi_node.is_childless() {
-                        take!(multi_node, out, sets, first_only);
+                        take!(multi_node, out, sets, FIRST_ONLY);
                     } else {
                         let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
                         if now {
@@ -328,7 +330,7 @@ fn walk<R: Rules>(
         pos += 1;
     }
     if pos == n {
-        if amqp && !later.is_empty() {
+        if amqp && memo.used && !later.is_empty() {
             // The AMQP `#` states waiting for `pos` join its level.
             let mut i = 0;
             while i < later.len() {
@@ -348,7 +350,7 @@ fn walk<R: Rules>(
             let inode = walk.get(k);
             k += 1;
             let node = inode.load(pin);
-            take!(node, out, sets, first_only);
+            take!(node, out, sets, FIRST_ONLY);
             if dialect == Dialect::Nats || !wild {
                 continue;
             }
@@ -356,7 +358,7 @@ fn walk<R: Rules>(
                 let multi = multi.get(pin);
                 let multi_node = multi.load(pin);
                 if !amqp || multi_node.is_childless() {
-                    take!(multi_node, out, sets, first_only);
+                    take!(multi_node, out, sets, FIRST_ONLY);
                 } else {
                     let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
                     if now {
@@ -370,7 +372,7 @@ fn walk<R: Rules>(
         }
     }
     drop(memo);
-    if first_only {
+    if FIRST_ONLY {
         return Ok(false);
     }
     if sets > 1 {
@@ -422,11 +424,8 @@ fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
     let mut kept = 1;
     for i in 1..ids.len() {
         let id = ids[i];
-        let mut seen = false;
-        for &earlier in &ids[..kept] {
-            seen |= earlier == id;
-        }
-        if !seen {
+        // An early exit: a loop the compiler does not vectorise, cheaper for a few ids.
+        if !ids[..kept].iter().any(|&earlier| earlier == id) {
             ids[kept] = id;
             kept += 1;
         }
