@@ -258,14 +258,14 @@ fn prefetch<T>(value: &T) {
 #[allow(clippy::inline_always)] // a handful of instructions in the lookup's inner loop
 pub(super) fn positions_of(bytes: &[u8; 16], byte: u8) -> u32 {
     use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    #[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)] // bit patterns, not numbers
     // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics' target feature is present
     // on every CPU this code runs on; the unaligned load reads exactly the 16 bytes of `bytes`,
     // a live reference.
-    let mask = unsafe {
+    unsafe {
         let v = _mm_loadu_si128(bytes.as_ptr().cast());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte.cast_signed())))
-    };
-    mask.cast_unsigned()
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u32
+    }
 }
 
 /// Frees the I-nodes of `pending` and everything linked below them, which the caller owns

@@ -242,12 +242,11 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     let limits = &trie.config.limits;
     // One pass over the bytes for a plainly valid topic; anything else is validated (and its
     // error reported) the long way. The words are cut as the walk reaches them.
-    let n = match plain_depth(dialect, limits, topic) {
-        Some(n) => n,
-        None => {
-            check_topic(dialect, limits, topic)?;
-            split_words(dialect, topic).count()
-        }
+    let n = if let Some(n) = plain_depth(dialect, limits, topic) {
+        n
+    } else {
+        check_topic(dialect, limits, topic)?;
+        split_words(dialect, topic).count()
     };
     let bytes = topic.as_bytes();
     let sep = dialect.separator();
@@ -425,6 +424,7 @@ fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
     for i in 1..ids.len() {
         let id = ids[i];
         // An early exit: a loop the compiler does not vectorise, cheaper for a few ids.
+        #[allow(clippy::manual_contains)] // `contains` is the vectorised loop
         if !ids[..kept].iter().any(|&earlier| earlier == id) {
             ids[kept] = id;
             kept += 1;
