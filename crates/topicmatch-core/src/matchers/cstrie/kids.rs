@@ -210,23 +210,32 @@ impl Narrow {
         positions_of(&self.tags, tag)
     }
 
-    /// [`Narrow::candidates`] elsewhere: the exact zero-byte test of `tags ^ tag` over the 16
-    /// tags at once (no false positives), its byte flags gathered into bits.
+    /// [`Narrow::candidates`] elsewhere.
     #[cfg(not(target_arch = "x86_64"))]
     #[inline(always)]
     #[allow(clippy::inline_always)] // part of the lookup's inner loop
     fn candidates(&self, tag: u8) -> u32 {
-        const ONES: u128 = u128::MAX / 0xFF;
-        const LOW7: u128 = ONES * 0x7F;
-        let x = u128::from_le_bytes(self.tags) ^ (ONES * u128::from(tag));
-        let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
-        let mut bits = 0;
-        while zero != 0 {
-            bits |= 1 << (zero.trailing_zeros() / 8);
-            zero &= zero - 1;
-        }
-        bits
+        swar_positions(&self.tags, tag)
     }
+}
+
+/// The positions of `byte` among `bytes` as bits, without SIMD: the exact zero-byte test of
+/// `bytes ^ byte` over the 16 bytes at once (no false positives), its byte flags gathered
+/// into bits. (Compiled on `x86_64` too, where a test checks it against SSE2.)
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[inline(always)]
+#[allow(clippy::inline_always)] // part of the lookup's inner loop
+fn swar_positions(bytes: &[u8; NARROW], byte: u8) -> u32 {
+    const ONES: u128 = u128::MAX / 0xFF;
+    const LOW7: u128 = ONES * 0x7F;
+    let x = u128::from_le_bytes(*bytes) ^ (ONES * u128::from(byte));
+    let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
+    let mut bits = 0;
+    while zero != 0 {
+        bits |= 1 << (zero.trailing_zeros() / 8);
+        zero &= zero - 1;
+    }
+    bits
 }
 
 /// A topic word ready for child lookups: the word, its [`Key`] and its tag, computed once per
@@ -457,7 +466,31 @@ impl Kids {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Key;
+    use super::{swar_positions, Key};
+
+    #[test]
+    fn tag_positions_are_the_same_with_and_without_simd() {
+        let mut bytes = [0u8; 16];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            // Repeats, neighbours, the top bit set and clear, zero padding at the end.
+            *b = [0x80, 0x81, 0xFF, 0x7F, 0x80, 0x01, 0xFE, 0x81][i % 8]
+                & if i < 13 { 0xFF } else { 0 };
+        }
+        for byte in 0..=u8::MAX {
+            let expected = bytes
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == byte)
+                .fold(0u32, |bits, (i, _)| bits | 1 << i);
+            assert_eq!(swar_positions(&bytes, byte), expected, "{byte:#x}");
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(super::positions_of(&bytes, byte), expected, "{byte:#x}");
+            // A tag (top bit set) never matches the padding.
+            if byte >= 0x80 {
+                assert_eq!(expected >> 13, 0);
+            }
+        }
+    }
 
     #[test]
     fn a_main_node_stays_88_bytes_and_a_narrow_entry_half_a_cache_line() {
