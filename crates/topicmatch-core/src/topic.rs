@@ -178,49 +178,69 @@ pub(crate) fn suspicious_bytes(dialect: Dialect) -> &'static [bool; 256] {
     }
 }
 
-/// Validation and splitting in one pass over the bytes of a plainly valid topic: calls
-/// `word(w)` on each word in order and returns true if `text` is certainly valid (within
-/// `limits`, no byte that could make a word invalid, no empty NATS token, non-empty unless
-/// AMQP). Returns false, possibly after some calls, on anything unusual: the caller then
-/// decides with [`check_topic`] (which reports the exact error) and [`split_words`].
+/// What a byte is to [`plain_depth`]: an ordinary byte, the separator, or suspicious.
+const fn classes(dialect: Dialect) -> [u8; 256] {
+    let suspicious = suspicious(dialect);
+    let mut table = [0; 256];
+    let mut i = 0;
+    while i < 256 {
+        if suspicious[i] {
+            table[i] = SUSPICIOUS;
+        }
+        i += 1;
+    }
+    // `Dialect::separator`, which is not a `const fn`.
+    let separator = match dialect {
+        Dialect::Amqp | Dialect::Nats => b'.',
+        Dialect::Mqtt => b'/',
+    };
+    table[separator as usize] = SEPARATOR;
+    table
+}
+
+const SEPARATOR: u8 = 1;
+const SUSPICIOUS: u8 = 2;
+const AMQP_CLASSES: [u8; 256] = classes(Dialect::Amqp);
+const MQTT_CLASSES: [u8; 256] = classes(Dialect::Mqtt);
+const NATS_CLASSES: [u8; 256] = classes(Dialect::Nats);
+
+/// The one-pass validation of a plainly valid topic, for a caller that cuts the words itself:
+/// the number of words if `text` is certainly valid (within `limits`, no byte that could make
+/// a word invalid, no empty NATS token, non-empty unless AMQP), else `None`, on anything
+/// unusual: the caller then decides with [`check_topic`], which reports the exact error. One
+/// table load and one test per ordinary byte.
 #[inline(always)]
-#[allow(clippy::inline_always)] // the lookup's front end: `word` must stay in the caller's loop
-pub(crate) fn scan_plain_topic<'a>(
-    dialect: Dialect,
-    limits: &Limits,
-    text: &'a str,
-    mut word: impl FnMut(&'a str),
-) -> bool {
+#[allow(clippy::inline_always)] // the lookup's front end: a short loop, cheaper than the call
+pub(crate) fn plain_depth(dialect: Dialect, limits: &Limits, text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     if bytes.len() > limits.max_topic_bytes {
-        return false;
+        return None;
     }
     if bytes.is_empty() {
-        return dialect == Dialect::Amqp;
+        return (dialect == Dialect::Amqp).then_some(0);
     }
-    let sep = dialect.separator();
-    let table = suspicious_bytes(dialect);
+    let table = match dialect {
+        Dialect::Amqp => &AMQP_CLASSES,
+        Dialect::Mqtt => &MQTT_CLASSES,
+        Dialect::Nats => &NATS_CLASSES,
+    };
     let nats = dialect == Dialect::Nats;
     let mut start = 0;
     let mut levels = 1;
     for (i, &b) in bytes.iter().enumerate() {
-        if b == sep {
-            if nats && i == start {
-                return false;
+        let class = table[usize::from(b)];
+        if class != 0 {
+            if class == SUSPICIOUS || (nats && i == start) {
+                return None;
             }
-            // A cut before an ASCII separator is a character boundary.
-            word(&text[start..i]);
             start = i + 1;
             levels += 1;
-        } else if table[usize::from(b)] {
-            return false;
         }
     }
     if levels > limits.max_levels || (nats && start == bytes.len()) {
-        return false;
+        return None;
     }
-    word(&text[start..]);
-    true
+    Some(levels)
 }
 
 #[cfg(test)]
@@ -263,7 +283,7 @@ mod tests {
 mod plain_tests {
     use proptest::prelude::*;
 
-    use super::{check_topic, scan_plain_topic, split_words};
+    use super::{check_topic, plain_depth, split_words};
     use crate::dialect::{Dialect, Limits};
 
     proptest! {
@@ -274,10 +294,9 @@ mod plain_tests {
         ) {
             for dialect in [Dialect::Amqp, Dialect::Mqtt, Dialect::Nats] {
                 let limits = Limits { max_levels, ..Limits::for_dialect(dialect) };
-                let mut words = Vec::new();
-                if scan_plain_topic(dialect, &limits, &text, |w| words.push(w)) {
+                if let Some(n) = plain_depth(dialect, &limits, &text) {
                     prop_assert!(check_topic(dialect, &limits, &text).is_ok(), "{:?} {:?}", dialect, text);
-                    prop_assert_eq!(&words, &split_words(dialect, &text).collect::<Vec<_>>());
+                    prop_assert_eq!(n, split_words(dialect, &text).count());
                 }
             }
         }
@@ -292,8 +311,9 @@ mod plain_tests {
             (Dialect::Nats, "a.b"),
         ] {
             let limits = Limits::for_dialect(dialect);
-            assert!(
-                scan_plain_topic(dialect, &limits, text, |_| ()),
+            assert_eq!(
+                plain_depth(dialect, &limits, text),
+                Some(split_words(dialect, text).count()),
                 "{dialect:?} {text:?}"
             );
         }
@@ -305,8 +325,9 @@ mod plain_tests {
             (Dialect::Nats, "a.>"),
         ] {
             let limits = Limits::for_dialect(dialect);
-            assert!(
-                !scan_plain_topic(dialect, &limits, text, |_| ()),
+            assert_eq!(
+                plain_depth(dialect, &limits, text),
+                None,
                 "{dialect:?} {text:?}"
             );
         }

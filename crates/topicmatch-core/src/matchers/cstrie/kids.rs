@@ -17,6 +17,8 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::{Hamt, Placed};
+#[cfg(target_arch = "x86_64")]
+use super::raw::positions_of;
 use super::raw::{Array, Child, Delta, LongWord};
 use crate::sync::Arc;
 
@@ -36,13 +38,27 @@ pub(super) struct Key {
 
 impl Key {
     /// The key of `word`.
-    #[inline]
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
     pub(super) fn of(word: &str) -> Key {
-        let bytes = word.as_bytes();
+        Key::of_bytes(word.as_bytes())
+    }
+
+    /// The key of the word of `bytes`.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    fn of_bytes(bytes: &[u8]) -> Key {
         let len = bytes.len();
         if len < 16 {
             return Key::new(pack(bytes) | (u128::from(len as u8) << 120));
         }
+        Key::hashed(bytes)
+    }
+
+    /// The key of a word of 16 bytes or more.
+    #[cold]
+    #[inline(never)]
+    fn hashed(bytes: &[u8]) -> Key {
         let mut h = FxHasher::default();
         h.write(bytes);
         Key::new(u128::from(h.finish()) | (u128::from(LONG) << 120))
@@ -62,10 +78,12 @@ impl Key {
         (self.high >> 56) as u8 == LONG
     }
 
-    /// One byte of the key's hash: a narrow level's tags, compared 16 at a time.
+    /// Seven bits of the key's hash, with the top bit set: a narrow level's tags, compared 16
+    /// at a time. The set bit tells every tag from the zero padding past a level's last child.
     #[inline]
     fn tag(self) -> u8 {
-        ((self.low ^ self.high.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+        ((self.low ^ self.high.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as u8
+            | 0x80
     }
 
     /// The key spread over 64 bits, for the HAMT of a wide level.
@@ -92,11 +110,13 @@ fn pack(bytes: &[u8]) -> u128 {
     } else if len >= 4 {
         let high = half(len - 4) >> ((8 - len) * 8);
         u128::from(half(0) | (high << 32))
+    } else if len > 0 {
+        // One to three bytes: the first, the middle and the last (some the same byte) cover
+        // them all without a loop.
+        let at = |i: usize| u64::from(bytes[i]) << (8 * i);
+        u128::from(at(0) | at(len / 2) | at(len - 1))
     } else {
-        bytes
-            .iter()
-            .rev()
-            .fold(0u128, |acc, &b| (acc << 8) | u128::from(b))
+        0
     }
 }
 
@@ -122,13 +142,19 @@ impl Label {
     /// Whether this long word's label is the label of `word` (whose key equals this key).
     #[cold]
     #[inline(never)]
-    fn is_long(&self, word: &str) -> bool {
-        self.long.as_ref().map(LongWord::get) == Some(word)
+    fn is_long(&self, word: &[u8]) -> bool {
+        self.long.as_ref().map(|long| long.get().as_bytes()) == Some(word)
     }
 
     /// Whether this is the label of `word`, whose key is `key`.
     #[inline]
     fn is(&self, word: &str, key: Key) -> bool {
+        self.is_bytes(word.as_bytes(), key)
+    }
+
+    /// [`Label::is`] for the word of `word`'s bytes.
+    #[inline]
+    fn is_bytes(&self, word: &[u8], key: Key) -> bool {
         self.key == key && (!key.is_long() || self.is_long(word))
     }
 
@@ -155,8 +181,8 @@ pub(super) struct Kid {
 
 /// A narrow level's children: one tag byte per child inline (in the main node's cache line),
 /// the children in a shared array in the same order. A lookup compares its word's tag with all
-/// sixteen tags at once (a branch-free loop the compiler turns into one vector compare), then
-/// checks the full key of the one candidate (rarely more).
+/// sixteen tags at once (one SSE2 compare on `x86_64`, SWAR on a `u128` elsewhere), then checks
+/// the full key of the one candidate (rarely more).
 #[derive(Clone)]
 pub(super) struct Narrow {
     tags: [u8; NARROW],
@@ -174,22 +200,67 @@ impl Narrow {
         Narrow { tags, kids }
     }
 
-    /// The children whose tag is `tag`, as a set of bytes: byte `i` of the result is `0x80`
-    /// if child `i` has the tag, else 0. Branch-free SWAR over the 16 tags at once (the exact
-    /// zero-byte test of `tags ^ tag`, which has no false positives).
+    /// The children whose tag is `tag`, as a set of bits: bit `i` is set if child `i` has the
+    /// tag. The padding past the last child never matches (see [`Key::tag`]), so no length
+    /// mask is needed. One SSE2 compare on `x86_64`.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     #[allow(clippy::inline_always)] // part of the lookup's inner loop
-    fn candidates(&self, tag: u8) -> u128 {
-        const ONES: u128 = u128::MAX / 0xFF;
-        const LOW7: u128 = ONES * 0x7F;
-        let x = u128::from_le_bytes(self.tags) ^ (ONES * u128::from(tag));
-        let zero = !(((x & LOW7) + LOW7) | x | LOW7);
-        // Tags past the last child are padding.
-        let len = self.kids.len();
-        if len < NARROW {
-            zero & ((1u128 << (8 * len)) - 1)
-        } else {
-            zero
+    fn candidates(&self, tag: u8) -> u32 {
+        positions_of(&self.tags, tag)
+    }
+
+    /// [`Narrow::candidates`] elsewhere.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // part of the lookup's inner loop
+    fn candidates(&self, tag: u8) -> u32 {
+        swar_positions(&self.tags, tag)
+    }
+}
+
+/// The positions of `byte` among `bytes` as bits, without SIMD: the exact zero-byte test of
+/// `bytes ^ byte` over the 16 bytes at once (no false positives), its byte flags gathered
+/// into bits. (Compiled on `x86_64` too, where a test checks it against SSE2.)
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[inline(always)]
+#[allow(clippy::inline_always)] // part of the lookup's inner loop
+fn swar_positions(bytes: &[u8; NARROW], byte: u8) -> u32 {
+    const ONES: u128 = u128::MAX / 0xFF;
+    const LOW7: u128 = ONES * 0x7F;
+    let x = u128::from_le_bytes(*bytes) ^ (ONES * u128::from(byte));
+    let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
+    let mut bits = 0;
+    while zero != 0 {
+        bits |= 1 << (zero.trailing_zeros() / 8);
+        zero &= zero - 1;
+    }
+    bits
+}
+
+/// A topic word ready for child lookups: the word, its [`Key`] and its tag, computed once per
+/// lookup rather than once per node visited.
+#[derive(Clone, Copy)]
+pub(super) struct Probe<'w> {
+    word: &'w [u8],
+    key: Key,
+    tag: u8,
+}
+
+impl<'w> Probe<'w> {
+    /// The probe of the word of `word`'s bytes.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    pub(super) fn of(word: &'w [u8]) -> Probe<'w> {
+        Probe::keyed(word, Key::of_bytes(word))
+    }
+
+    #[inline]
+    fn keyed(word: &'w [u8], key: Key) -> Probe<'w> {
+        Probe {
+            word,
+            key,
+            tag: key.tag(),
         }
     }
 }
@@ -223,31 +294,39 @@ impl Kids {
         }
     }
 
-    /// The child along `word`, whose key is `key`. Inlined into the lookup's loop: the narrow
-    /// scan is a handful of instructions, cheaper than the call.
+    /// The child along `word`, whose key is `key`.
+    #[inline]
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+        self.find(&Probe::keyed(word.as_bytes(), key))
+    }
+
+    /// The child along `probe`'s word. Inlined into the lookup's loop: the narrow scan is a
+    /// handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+    pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&Child> {
         match self {
             Kids::Narrow(Some(narrow)) => {
-                let mut mask = narrow.candidates(key.tag());
+                let mut mask = narrow.candidates(probe.tag);
                 while mask != 0 {
-                    let kid = &narrow.kids[(mask.trailing_zeros() / 8) as usize];
-                    if kid.label.key == key && (!key.is_long() || kid.label.is_long(word)) {
+                    let kid = &narrow.kids[mask.trailing_zeros() as usize];
+                    if kid.label.key == probe.key
+                        && (!probe.key.is_long() || kid.label.is_long(probe.word))
+                    {
                         return Some(&kid.child);
                     }
                     mask &= mask - 1;
                 }
                 None
             }
-            Kids::Wide(map) => Self::get_wide(map, word, key),
+            Kids::Wide(map) => Self::get_wide(map, probe.word, probe.key),
             Kids::Narrow(None) | Kids::Tomb => None,
         }
     }
 
     #[inline(never)]
-    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &str, key: Key) -> Option<&'m Child> {
-        map.get(key.hash(), |label| label.is(word, key))
+    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &[u8], key: Key) -> Option<&'m Child> {
+        map.get(key.hash(), |label| label.is_bytes(word, key))
     }
 
     /// Whether these are a tombstone's.
@@ -387,7 +466,31 @@ impl Kids {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Key;
+    use super::{swar_positions, Key};
+
+    #[test]
+    fn tag_positions_are_the_same_with_and_without_simd() {
+        let mut bytes = [0u8; 16];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            // Repeats, neighbours, the top bit set and clear, zero padding at the end.
+            *b = [0x80, 0x81, 0xFF, 0x7F, 0x80, 0x01, 0xFE, 0x81][i % 8]
+                & if i < 13 { 0xFF } else { 0 };
+        }
+        for byte in 0..=u8::MAX {
+            let expected = bytes
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == byte)
+                .fold(0u32, |bits, (i, _)| bits | 1 << i);
+            assert_eq!(swar_positions(&bytes, byte), expected, "{byte:#x}");
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(super::positions_of(&bytes, byte), expected, "{byte:#x}");
+            // A tag (top bit set) never matches the padding.
+            if byte >= 0x80 {
+                assert_eq!(expected >> 13, 0);
+            }
+        }
+    }
 
     #[test]
     fn a_main_node_stays_88_bytes_and_a_narrow_entry_half_a_cache_line() {

@@ -1,20 +1,26 @@
 //! The CS-trie lookup: the `trie`'s iterative (node, position) walk, reading each I-node's
 //! main node once per visit under one epoch pin and taking no lock.
+//!
+//! The walk goes level by level: the I-nodes reached at one position are the states of that
+//! level, and visiting them fills the next level (their cache lines requested as they are
+//! found), so a level's branches are independent straight-line work, not a stack of pending
+//! branches. It is compiled once per dialect, so NATS and MQTT carry no AMQP `#` memo and only
+//! MQTT checks the `$` rule.
 
 #[cfg(not(loom))]
 use std::cell::RefCell;
-use std::ptr;
+use std::{mem, ptr};
 
 use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
-use super::kids::Key;
+use super::kids::Probe;
 use super::raw::{INode, Pin};
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, SubscriberId};
-use crate::topic::{check_topic, scan_plain_topic, split_words, INLINE_WORDS};
+use crate::topic::{check_topic, plain_depth, split_words};
 
 #[cfg(not(loom))]
 thread_local! {
@@ -52,95 +58,114 @@ impl Drop for Memo {
     }
 }
 
-/// What [`Frontier::begin`] found for a level.
-enum Level {
-    /// States to walk.
-    Walk,
-    /// None at this level, but `#` states wait at later ones.
-    Empty,
-    /// Nothing left.
-    Done,
+/// States a level holds inline; more go to the heap.
+const WIDTH: usize = 16;
+
+/// The states of the level being walked and of the next one: the two halves of one inline
+/// array (no capacity check on reads, no heap for usual widths), each spilling to a vector past
+/// [`WIDTH`].
+struct Levels<'g> {
+    slots: [&'g INode; 2 * WIDTH],
+    /// Where the current level's half starts: 0 or [`WIDTH`].
+    base: usize,
+    /// The current level's length.
+    len: usize,
+    /// The next level's length.
+    next_len: usize,
+    /// The current level's states past [`WIDTH`].
+    spill: Vec<&'g INode>,
+    /// The next level's states past [`WIDTH`].
+    next_spill: Vec<&'g INode>,
 }
 
-/// The lookup's states, level by level: `states[lo..hi]` are the I-nodes reached at the current
-/// position; those for the next one are appended after them (their cache lines requested), so a
-/// level's branches are independent straight-line work, not a stack of pending branches.
-struct Frontier<'g> {
-    states: SmallVec<[&'g INode; 32]>,
-    /// AMQP `#` states for positions past the next one.
-    later: SmallVec<[(&'g INode, u32); 8]>,
-    lo: usize,
-    hi: usize,
-}
-
-impl<'g> Frontier<'g> {
-    fn new(root: &'g INode) -> Self {
-        let mut states = SmallVec::new();
-        states.push(root);
-        Frontier {
-            states,
-            later: SmallVec::new(),
-            lo: 0,
-            hi: 1,
-        }
-    }
-
-    /// Starts the level of position `pos`, adding the `#` states that wait for it.
-    fn begin(&mut self, pos: u32) -> Level {
-        if !self.later.is_empty() {
-            let mut due: SmallVec<[&INode; 8]> = SmallVec::new();
-            self.later.retain(|&mut (inode, p)| {
-                if p == pos {
-                    due.push(inode);
-                }
-                p != pos
-            });
-            self.states.extend(due);
-            self.hi = self.states.len();
-        }
-        match (self.lo == self.hi, self.later.is_empty()) {
-            (false, _) => Level::Walk,
-            (true, false) => Level::Empty,
-            (true, true) => Level::Done,
-        }
-    }
-
-    /// Adds `inode` to the next level.
+impl<'g> Levels<'g> {
+    /// The first level, holding `root` alone.
     #[inline]
+    fn new(root: &'g INode) -> Self {
+        Levels {
+            slots: [root; 2 * WIDTH],
+            base: 0,
+            len: 1,
+            next_len: 0,
+            spill: Vec::new(),
+            next_spill: Vec::new(),
+        }
+    }
+
+    /// State `i` of the current level (below `len`).
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per node visited
+    fn get(&self, i: usize) -> &'g INode {
+        if i < WIDTH {
+            self.slots[(self.base & WIDTH) | i]
+        } else {
+            self.spill[i - WIDTH]
+        }
+    }
+
+    /// Adds a state to the next level, its cache lines requested.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once or twice per node visited
     fn push_next(&mut self, inode: &'g INode) {
         inode.prefetch();
-        self.states.push(inode);
-    }
-
-    /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
-    /// (multi, pos..=n), each visited once.
-    fn swallow(&mut self, multi: &'g INode, pos: u32, n: u32, memo: &mut Memo) {
-        let id = ptr::from_ref::<INode>(multi) as usize;
-        for p in pos..=n {
-            if !memo.first_visit((id, p)) {
-                // Reached before: so were all later positions from there.
-                break;
-            }
-            if p == pos {
-                // Walked in this level: inserted at its end.
-                self.states.insert(self.hi, multi);
-                self.hi += 1;
-            } else if p == pos + 1 {
-                self.states.push(multi);
-            } else {
-                self.later.push((multi, p));
-            }
+        if self.next_len < WIDTH {
+            self.slots[(!self.base & WIDTH) | self.next_len] = inode;
+        } else {
+            spill(&mut self.next_spill, inode);
         }
+        self.next_len += 1;
     }
 
-    /// Ends the current level: the next one starts.
-    fn end(&mut self) {
-        (self.lo, self.hi) = (self.hi, self.states.len());
+    /// Adds a state to the current level, after those there (AMQP `#`, which may take no word).
+    #[inline]
+    fn push_cur(&mut self, inode: &'g INode) {
+        if self.len < WIDTH {
+            self.slots[(self.base & WIDTH) | self.len] = inode;
+        } else {
+            spill(&mut self.spill, inode);
+        }
+        self.len += 1;
+    }
+
+    /// Moves on: the next level becomes the current one.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per level
+    fn advance(&mut self) {
+        self.base ^= WIDTH;
+        self.len = self.next_len;
+        self.next_len = 0;
+        if !(self.spill.is_empty() && self.next_spill.is_empty()) {
+            mem::swap(&mut self.spill, &mut self.next_spill);
+            self.next_spill.clear();
+        }
     }
 }
 
-/// The words of a topic with their [`Key`]s, inline for usual depths.
-type Keys<'t> = SmallVec<[(&'t str, Key); INLINE_WORDS]>;
+/// Adds `inode` to a level past its inline slots.
+#[cold]
+#[inline(never)]
+fn spill<'g>(states: &mut Vec<&'g INode>, inode: &'g INode) {
+    states.push(inode);
+}
+
+/// A dialect's walk, chosen at compile time.
+trait Rules {
+    const DIALECT: Dialect;
+}
+
+struct Amqp;
+struct Mqtt;
+struct Nats;
+
+impl Rules for Amqp {
+    const DIALECT: Dialect = Dialect::Amqp;
+}
+impl Rules for Mqtt {
+    const DIALECT: Dialect = Dialect::Mqtt;
+}
+impl Rules for Nats {
+    const DIALECT: Dialect = Dialect::Nats;
+}
 
 /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
 /// With `first_only`, stops at the first subscriber found and returns whether there was one.
@@ -172,6 +197,7 @@ pub(super) fn lookup_batch(
 }
 
 /// [`lookup`] under a pin the caller holds.
+#[inline]
 fn lookup_pinned(
     trie: &CsTrieMatcher,
     topic: &str,
@@ -179,84 +205,173 @@ fn lookup_pinned(
     first_only: bool,
     pin: &Pin<'_>,
 ) -> Result<bool> {
-    let dialect = trie.config.dialect;
-    let limits = &trie.config.limits;
-    let mut words: Keys<'_> = SmallVec::new();
-    // One pass over the bytes for a plainly valid topic; anything else is validated (and its
-    // error reported) the long way.
-    if !scan_plain_topic(dialect, limits, topic, |word| {
-        words.push((word, Key::of(word)));
-    }) {
-        check_topic(dialect, limits, topic)?;
-        words.clear();
-        for word in split_words(dialect, topic) {
-            words.push((word, Key::of(word)));
-        }
+    match (trie.config.dialect, first_only) {
+        (Dialect::Amqp, false) => walk::<Amqp, false>(trie, topic, out, pin),
+        (Dialect::Amqp, true) => walk::<Amqp, true>(trie, topic, out, pin),
+        (Dialect::Mqtt, false) => walk::<Mqtt, false>(trie, topic, out, pin),
+        (Dialect::Mqtt, true) => walk::<Mqtt, true>(trie, topic, out, pin),
+        (Dialect::Nats, false) => walk::<Nats, false>(trie, topic, out, pin),
+        (Dialect::Nats, true) => walk::<Nats, true>(trie, topic, out, pin),
     }
-    let n = words.len() as u32;
-    // The first word starts with `$` exactly when the topic does.
-    let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
+}
+
+/// Appends `$node`'s subscribers to `out` (or returns `Ok(true)` with `first_only`).
+macro_rules! take {
+    ($node:expr, $out:ident, $sets:ident, $first_only:expr) => {
+        let node = $node;
+        if !node.subs.is_empty() {
+            if $first_only {
+                return Ok(true);
+            }
+            node.collect($out);
+            $sets += 1;
+        }
+    };
+}
+
+/// [`lookup_pinned`] for one dialect, and `FIRST_ONLY` or not.
+#[allow(clippy::too_many_lines)] // one loop: split, its branches would pass a dozen locals
+fn walk<R: Rules, const FIRST_ONLY: bool>(
+    trie: &CsTrieMatcher,
+    topic: &str,
+    out: &mut Vec<SubscriberId>,
+    pin: &Pin<'_>,
+) -> Result<bool> {
+    let dialect = R::DIALECT;
+    let amqp = dialect == Dialect::Amqp;
+    let limits = &trie.config.limits;
+    // One pass over the bytes for a plainly valid topic; anything else is validated (and its
+    // error reported) the long way. The words are cut as the walk reaches them.
+    let n = if let Some(n) = plain_depth(dialect, limits, topic) {
+        n
+    } else {
+        check_topic(dialect, limits, topic)?;
+        split_words(dialect, topic).count()
+    };
+    let bytes = topic.as_bytes();
+    let sep = dialect.separator();
+    // Where the next word starts.
+    let mut from = 0;
     let start = out.len();
     let root: &INode = &trie.root;
-    let mut walk = Frontier::new(root);
+    let mut walk = Levels::new(root);
+    // AMQP `#` states for positions past the next one.
+    let mut later: SmallVec<[(&INode, usize); 8]> = SmallVec::new();
     let mut memo = Memo::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
+    // MQTT: a topic starting with `$` is not matched by wildcards at the root (the first
+    // level, whose only state is the root: only AMQP adds states to a level it is walking).
+    let mut wild = !(dialect == Dialect::Mqtt && topic.starts_with('$'));
 
-    for pos in 0..=n {
-        match walk.begin(pos) {
-            Level::Done => break,
-            Level::Empty => continue,
-            Level::Walk => {}
+    let mut pos = 0;
+    while pos < n {
+        // The word at `pos`, cut even where the level turns out empty.
+        let rest = bytes.get(from..).unwrap_or_default();
+        let len = rest.iter().position(|&b| b == sep).unwrap_or(rest.len());
+        let word = &rest[..len];
+        from += len + 1;
+        if amqp && memo.used && !later.is_empty() {
+            // The AMQP `#` states waiting for `pos` join its level.
+            let mut i = 0;
+            while i < later.len() {
+                let (inode, p) = later[i];
+                if p == pos {
+                    walk.push_cur(inode);
+                    later.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
         }
-        let mut k = walk.lo;
-        while k < walk.hi {
-            let inode = walk.states[k];
-            let node = inode.load(pin);
+        if walk.len == 0 {
+            if later.is_empty() {
+                break;
+            }
+            walk.advance();
+            pos += 1;
+            continue;
+        }
+        let probe = Probe::of(word);
+        let mut k = 0;
+        while k < walk.len {
+            let inode = walk.get(k);
             k += 1;
-            if pos == n && !node.subs.is_empty() {
-                if first_only {
-                    return Ok(true);
+            let node = inode.load(pin);
+            if wild {
+                if let Some(multi) = &node.multi {
+                    let multi = multi.get(pin);
+                    let multi_node = multi.load(pin);
+                    // NATS `>` takes one word or more, MQTT `#` any number; an AMQP `#` with
+                    // children walks on.
+                    if !amqp || multi_node.is_childless() {
+                        take!(multi_node, out, sets, FIRST_ONLY);
+                    } else {
+                        let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
+                        if now {
+                            walk.push_cur(multi);
+                        }
+                        if soon {
+                            walk.push_next(multi);
+                        }
+                    }
                 }
-                node.collect(out);
-                sets += 1;
-            }
-            let wildcards_allowed = !(hide_root_wildcards && ptr::eq(inode, root));
-            if let (Some(multi), true) = (&node.multi, wildcards_allowed) {
-                let multi = multi.get(pin);
-                let multi_node = multi.load(pin);
-                let take = match dialect {
-                    Dialect::Nats => pos < n,
-                    Dialect::Mqtt => true,
-                    Dialect::Amqp if multi_node.is_childless() => true,
-                    Dialect::Amqp => {
-                        walk.swallow(multi, pos, n, &mut memo);
-                        false
-                    }
-                };
-                if take && !multi_node.subs.is_empty() {
-                    if first_only {
-                        return Ok(true);
-                    }
-                    multi_node.collect(out);
-                    sets += 1;
+                if let Some(one) = &node.one {
+                    walk.push_next(one.get(pin));
                 }
             }
-            if pos == n {
-                continue;
-            }
-            if let (Some(one), true) = (&node.one, wildcards_allowed) {
-                walk.push_next(one.get(pin));
-            }
-            let (word, key) = words[pos as usize];
-            if let Some(child) = node.words.get(word, key) {
+            if let Some(child) = node.words.find(&probe) {
                 walk.push_next(child.get(pin));
             }
         }
-        walk.end();
+        walk.advance();
+        wild = true;
+        pos += 1;
+    }
+    if pos == n {
+        if amqp && memo.used && !later.is_empty() {
+            // The AMQP `#` states waiting for `pos` join its level.
+            let mut i = 0;
+            while i < later.len() {
+                let (inode, p) = later[i];
+                if p == pos {
+                    walk.push_cur(inode);
+                    later.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        // The last level: the patterns ending here match, and those ending in a multi-word
+        // wildcard that takes no more words (never in NATS).
+        let mut k = 0;
+        while k < walk.len {
+            let inode = walk.get(k);
+            k += 1;
+            let node = inode.load(pin);
+            take!(node, out, sets, FIRST_ONLY);
+            if dialect == Dialect::Nats || !wild {
+                continue;
+            }
+            if let Some(multi) = &node.multi {
+                let multi = multi.get(pin);
+                let multi_node = multi.load(pin);
+                if !amqp || multi_node.is_childless() {
+                    take!(multi_node, out, sets, FIRST_ONLY);
+                } else {
+                    let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
+                    if now {
+                        walk.push_cur(multi);
+                    }
+                    if soon {
+                        walk.push_next(multi);
+                    }
+                }
+            }
+        }
     }
     drop(memo);
-    if first_only {
+    if FIRST_ONLY {
         return Ok(false);
     }
     if sets > 1 {
@@ -265,21 +380,171 @@ fn lookup_pinned(
     Ok(out.len() > start)
 }
 
+/// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
+/// (multi, pos..=n), each visited once. Those past the next position wait in `later`; returns
+/// whether `multi` joins the current level and the next one.
+#[inline(never)]
+fn swallow<'g>(
+    multi: &'g INode,
+    pos: usize,
+    n: usize,
+    later: &mut SmallVec<[(&'g INode, usize); 8]>,
+    memo: &mut Memo,
+) -> (bool, bool) {
+    let id = ptr::from_ref::<INode>(multi) as usize;
+    let mut levels = (false, false);
+    for p in pos..=n {
+        if !memo.first_visit((id, p as u32)) {
+            // Reached before: so were all later positions from there.
+            break;
+        }
+        if p == pos {
+            // Walked in this level, after the states already there.
+            levels.0 = true;
+        } else if p == pos + 1 {
+            levels.1 = true;
+        } else {
+            later.push((multi, p));
+        }
+    }
+    levels
+}
+
 /// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
 /// [`dedup_tail`] for more.
 fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
     const FEW: usize = 16;
-    if out.len() - start > FEW {
+    let len = out.len();
+    if len - start > FEW {
         dedup_tail(out, start);
         return;
     }
-    let mut kept = start;
-    for i in start..out.len() {
-        let id = out[i];
-        if !out[start..kept].contains(&id) {
-            out[kept] = id;
+    let ids = &mut out[start..];
+    let mut kept = 1;
+    for i in 1..ids.len() {
+        let id = ids[i];
+        // An early exit: a loop the compiler does not vectorise, cheaper for a few ids.
+        #[allow(clippy::manual_contains)] // `contains` is the vectorised loop
+        if !ids[..kept].iter().any(|&earlier| earlier == id) {
+            ids[kept] = id;
             kept += 1;
         }
     }
-    out.truncate(kept);
+    out.truncate(start + kept);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::CsTrieMatcher;
+    use crate::dialect::{Dialect, Limits};
+    use crate::matcher::{Config, Matcher};
+    use crate::matchers::naive::NaiveMatcher;
+    use crate::pattern::Pattern;
+
+    /// Subscribes every pattern to a `cstrie` and to the oracle; each topic must find the same
+    /// subscribers in both, with no duplicate.
+    fn same_as_naive(dialect: Dialect, patterns: &[String], topics: &[&str]) {
+        let limits = Limits::for_dialect(dialect);
+        let trie = CsTrieMatcher::new(Config::new(dialect));
+        let naive = NaiveMatcher::new(Config::new(dialect));
+        for (i, text) in patterns.iter().enumerate() {
+            let pattern = Pattern::parse(dialect, &limits, text).unwrap();
+            trie.insert(&pattern, i as u64);
+            naive.insert(&pattern, i as u64);
+        }
+        for topic in topics {
+            let (mut got, mut expected) = (Vec::new(), Vec::new());
+            trie.lookup_into(topic, &mut got).unwrap();
+            naive.lookup_into(topic, &mut expected).unwrap();
+            let found = got.len();
+            got.sort_unstable();
+            got.dedup();
+            assert_eq!(got.len(), found, "{dialect:?} {topic:?}: duplicates");
+            expected.sort_unstable();
+            assert_eq!(got, expected, "{dialect:?} {topic:?}");
+            assert_eq!(trie.matches_any(topic).unwrap(), !expected.is_empty());
+        }
+    }
+
+    /// Every pattern of `words` with any of them replaced by `one`: 2^6 = 64 states at the
+    /// last level of a topic of those words, past a level's 16 inline slots.
+    fn every_mix(words: &[&str], one: &str, sep: &str) -> Vec<String> {
+        (0..1u32 << words.len())
+            .map(|mask| {
+                let mixed: Vec<&str> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| if mask >> i & 1 == 1 { one } else { w })
+                    .collect();
+                mixed.join(sep)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_level_wider_than_its_inline_slots_spills_and_finds_everything() {
+        let words = ["a", "bb", "c", "dd", "e", "f"];
+        for (dialect, one, sep) in [
+            (Dialect::Amqp, "*", "."),
+            (Dialect::Mqtt, "+", "/"),
+            (Dialect::Nats, "*", "."),
+        ] {
+            let mut patterns = every_mix(&words, one, sep);
+            // Multi-word wildcards at every depth, reached from every state.
+            let multi = if dialect == Dialect::Nats { ">" } else { "#" };
+            patterns.extend(
+                every_mix(&words[..4], one, sep)
+                    .iter()
+                    .map(|p| format!("{p}{sep}{multi}")),
+            );
+            let topic = words.join(sep);
+            let shorter = words[..5].join(sep);
+            let other = ["a", "bb", "x", "dd", "e", "f"].join(sep);
+            same_as_naive(dialect, &patterns, &[&topic, &shorter, &other, "a"]);
+        }
+        // AMQP `#` inside patterns: many (node, position) states wait for later levels.
+        let mut patterns = every_mix(&["a", "b", "c", "d"], "#", ".");
+        patterns.extend(every_mix(&["a", "b", "c", "d"], "*", "."));
+        same_as_naive(
+            Dialect::Amqp,
+            &patterns,
+            &[
+                "a.b.c.d",
+                "a.b.c.d.a.b.c.d",
+                "a",
+                "",
+                "x.a.b.y.c.d",
+                "d.c.b.a",
+            ],
+        );
+    }
+
+    #[test]
+    fn long_and_multibyte_words_are_cut_and_told_apart() {
+        let long = "a-word-of-sixteen-bytes-or-more";
+        let twin = "a-word-of-sixteen-bytes-or-mor\u{e9}";
+        for (dialect, sep) in [
+            (Dialect::Amqp, "."),
+            (Dialect::Mqtt, "/"),
+            (Dialect::Nats, "."),
+        ] {
+            let patterns: Vec<String> = [
+                vec![long, "\u{e9}t\u{e9}", "x"],
+                vec![twin, "\u{e9}t\u{e9}", "x"],
+                vec!["fifteen-bytes-x", "ab", "abc"],
+                vec!["fifteen-bytes-y", "ab", "abcd"],
+                vec!["\u{65e5}\u{672c}", "abcdefgh", "abcdefghi"],
+            ]
+            .iter()
+            .map(|words| words.join(sep))
+            .collect();
+            let topics: Vec<String> = patterns
+                .iter()
+                .cloned()
+                .chain([format!("{long}{sep}\u{e9}t\u{e9}{sep}y")])
+                .collect();
+            let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+            same_as_naive(dialect, &patterns, &topics);
+        }
+    }
 }
