@@ -78,6 +78,16 @@ impl Level {
         self.find(word, key).unwrap_or(&self.other)
     }
 
+    /// [`row_keyed`](Self::row_keyed) of a word of at most
+    /// [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes (its key is packed): no test of which
+    /// table holds it.
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn row_short(&self, key: &WordKey) -> &Row {
+        debug_assert_ne!(key.packed, 0);
+        self.short.get(key.packed, key.hash).map_or(&self.other, |s| &s.row)
+    }
+
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
     fn and_literal(&self, word: &str, acc: &mut [u64]) -> bool {
         let Some(w) = self.find(word, &WordKey::of(word)) else {
@@ -428,6 +438,23 @@ impl Levels {
             any
         } else {
             and_small(acc, level.row_keyed(word, key))
+        }
+    }
+
+    /// [`small_step`](Self::small_step) of a word of at most
+    /// [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes (`key` packed), not at an MQTT `$`
+    /// topic's first level.
+    #[allow(clippy::inline_always)] // as `small_step`
+    #[inline(always)]
+    pub(crate) fn small_step_short<const N: usize>(
+        &self,
+        acc: &mut [u64; N],
+        i: usize,
+        key: &WordKey,
+    ) -> bool {
+        match self.per_level.get(i) {
+            Some(level) => and_small(acc, level.row_short(key)),
+            None => true,
         }
     }
 
