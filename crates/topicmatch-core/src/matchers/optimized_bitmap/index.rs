@@ -260,8 +260,13 @@ impl Index {
         let Some((acc, hash)) = self.walk_small::<N>(topic) else {
             return false;
         };
-        let slots = acc.as_ref().map_or(&[][..], |a| &a[..self.levels.width()]);
-        self.resolve_inline(topic, hash, slots, out);
+        // The whole fixed array (its words past the width are zero: every row's are, and the
+        // length row is always ANDed): a known length unrolls the loop over it, and each arm
+        // gets its own copy of `resolve_inline` (the empty one is the direct probe alone).
+        match acc {
+            Some(a) => self.resolve_inline(topic, hash, &a, out),
+            None => self.resolve_inline(topic, hash, &[], out),
+        }
         true
     }
 
@@ -395,7 +400,8 @@ impl Index {
         packed: u64,
         dollar: bool,
     ) -> bool {
-        let len = word.len();
+        // Not `word.len()`: the scan's ranges never run backwards, so no saturating test.
+        let len = word.end - word.start;
         let dollar = dollar && level == 0;
         // The text is read only for long words and the `$` level (a short word's row is
         // found by its packed key): slicing a `str` checks char boundaries, so skip it.
