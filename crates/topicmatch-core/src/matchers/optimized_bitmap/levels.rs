@@ -85,7 +85,9 @@ impl Level {
     #[inline(always)]
     fn row_short(&self, key: &WordKey) -> &Row {
         debug_assert_ne!(key.packed, 0);
-        self.short.get(key.packed, key.hash).map_or(&self.other, |s| &s.row)
+        self.short
+            .get(key.packed, key.hash)
+            .map_or(&self.other, |s| &s.row)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
