@@ -260,8 +260,13 @@ impl Index {
         let Some((acc, hash)) = self.walk_small::<N>(topic) else {
             return false;
         };
-        let slots = acc.as_ref().map_or(&[][..], |a| &a[..self.levels.width()]);
-        self.resolve_inline(topic, hash, slots, out);
+        // The whole fixed array (its words past the width are zero: every row's are, and the
+        // length row is always ANDed): a known length unrolls the loop over it, and each arm
+        // gets its own copy of `resolve_inline` (the empty one is the direct probe alone).
+        match acc {
+            Some(a) => self.resolve_inline(topic, hash, &a, out),
+            None => self.resolve_inline(topic, hash, &[], out),
+        }
         true
     }
 
@@ -294,6 +299,23 @@ impl Index {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn walk_small<const N: usize>(&self, topic: &str) -> Option<(Option<[u64; N]>, u64)> {
+        // Compiled apart for short topics: every word packs, no hash is folded, and the
+        // registers the hash and the tests took hold the accumulator (measured, callgrind).
+        if topic.len() > PACKED_BYTES {
+            self.walk_keyed::<N, true>(topic)
+        } else {
+            self.walk_keyed::<N, false>(topic)
+        }
+    }
+
+    /// [`walk_small`](Self::walk_small) of a topic longer than [`PACKED_BYTES`] (`LONG`) or
+    /// not: the direct map keys short topics by their bytes, so only long ones need the hash.
+    #[allow(clippy::inline_always)] // as `walk_small`
+    #[inline(always)]
+    fn walk_keyed<const N: usize, const LONG: bool>(
+        &self,
+        topic: &str,
+    ) -> Option<(Option<[u64; N]>, u64)> {
         if self.complex_live > 0 || self.levels.width() > N {
             return None;
         }
@@ -306,8 +328,8 @@ impl Index {
         let dollar = config.dialect == Dialect::Mqtt && bytes[0] == b'$';
         let mut hash = TopicHash::default();
         let mut len = 0;
-        // The direct map keys short topics by their bytes: only long ones need the hash.
-        let long = bytes.len() > PACKED_BYTES;
+        debug_assert_eq!(LONG, bytes.len() > PACKED_BYTES);
+        let long = LONG;
         let mut scan = Scan::new(config.dialect, bytes);
         // Two loops, so no per-word test of whether anything is left: the first ANDs rows
         // until the accumulator empties or the topic ends, the second only keys the rest.
@@ -321,7 +343,8 @@ impl Index {
                             return None;
                         }
                         let hash = if long { Some(&mut hash) } else { None };
-                        let left = self.and_word(a, hash, topic, len, range, packed, dollar);
+                        let left =
+                            self.and_word::<N, LONG>(a, hash, topic, len, range, packed, dollar);
                         len += 1;
                         if !left {
                             acc = None;
@@ -367,7 +390,7 @@ impl Index {
     /// `acc`; whether anything is left.
     #[allow(clippy::too_many_arguments, clippy::inline_always)] // measured, as below
     #[inline(always)]
-    fn and_word<const N: usize>(
+    fn and_word<const N: usize, const LONG: bool>(
         &self,
         acc: &mut [u64; N],
         hash: Option<&mut TopicHash>,
@@ -377,21 +400,28 @@ impl Index {
         packed: u64,
         dollar: bool,
     ) -> bool {
-        let len = word.len();
+        // Not `word.len()`: the scan's ranges never run backwards, so no saturating test.
+        let len = word.end - word.start;
         let dollar = dollar && level == 0;
         // The text is read only for long words and the `$` level (a short word's row is
         // found by its packed key): slicing a `str` checks char boundaries, so skip it.
-        let (key, word) = if len > PACKED_BYTES {
+        // A word of a short topic (not `LONG`) is short.
+        if LONG && len > PACKED_BYTES {
             let word = &topic[word];
-            (WordKey::long(word), word)
-        } else {
-            let text = if dollar { &topic[word] } else { "" };
-            (WordKey::packed(packed, len), text)
-        };
+            let key = WordKey::long(word);
+            if let Some(hash) = hash {
+                hash.push(&key);
+            }
+            return self.levels.small_step(acc, level, word, &key, dollar);
+        }
+        let key = WordKey::packed(packed, len);
         if let Some(hash) = hash {
             hash.push(&key);
         }
-        self.levels.small_step(acc, level, word, &key, dollar)
+        if dollar {
+            return self.levels.small_step(acc, level, &topic[word], &key, true);
+        }
+        self.levels.small_step_short(acc, level, &key)
     }
 
     /// Whether a complex (trie-held) pattern matches the validated `topic`.

@@ -74,8 +74,20 @@ impl Level {
     /// The row of `word`, whose key is `key`.
     #[allow(clippy::inline_always)] // as `find`
     #[inline(always)]
-    fn row_keyed(&self, word: &str, key: &WordKey) -> &[u64] {
+    fn row_keyed(&self, word: &str, key: &WordKey) -> &Row {
         self.find(word, key).unwrap_or(&self.other)
+    }
+
+    /// [`row_keyed`](Self::row_keyed) of a word of at most
+    /// [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes (its key is packed): no test of which
+    /// table holds it.
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn row_short(&self, key: &WordKey) -> &Row {
+        debug_assert_ne!(key.packed, 0);
+        self.short
+            .get(key.packed, key.hash)
+            .map_or(&self.other, |s| &s.row)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
@@ -100,19 +112,19 @@ impl Level {
 }
 
 /// Row width (in 64-bit words) up to which a lookup ANDs in a fixed array on the stack.
-pub(crate) const SMALL: usize = 4;
+pub(crate) const SMALL: usize = bits::HEAD;
 
-/// The first `N` (at most [`SMALL`]) words of `row` (every row has at least [`SMALL`]).
+/// The first `N` (at most [`SMALL`]) words of `row`, from its inline head.
 #[allow(clippy::inline_always)] // as `small_step`
 #[inline(always)]
-fn small_words<const N: usize>(row: &[u64]) -> &[u64; N] {
-    row.first_chunk().expect("rows hold at least SMALL words")
+fn small_words<const N: usize>(row: &Row) -> &[u64; N] {
+    row.head().first_chunk().expect("N is at most SMALL")
 }
 
 /// `acc &= row`; whether anything is left.
 #[allow(clippy::inline_always)] // as `small_step`
 #[inline(always)]
-fn and_small<const N: usize>(acc: &mut [u64; N], row: &[u64]) -> bool {
+fn and_small<const N: usize>(acc: &mut [u64; N], row: &Row) -> bool {
     let row = small_words::<N>(row);
     let mut any = 0;
     for (a, r) in acc.iter_mut().zip(row) {
@@ -137,7 +149,7 @@ impl Levels {
             dialect,
             width: 0,
             per_level: Vec::new(),
-            null: vec![Row::from_elem(0, SMALL)],
+            null: vec![Row::zeros(SMALL)],
         }
     }
 
@@ -181,11 +193,11 @@ impl Levels {
         self.width = need.max(self.width * 2);
         let len = self.row_len();
         for level in &mut self.per_level {
-            level.for_each_row(|r| r.resize(len, 0));
-            level.multi.resize(len, 0);
+            level.for_each_row(|r| r.resize(len));
+            level.multi.resize(len);
         }
         for r in &mut self.null {
-            r.resize(len, 0);
+            r.resize(len);
         }
     }
 
@@ -194,7 +206,7 @@ impl Levels {
             let multi = self
                 .per_level
                 .last()
-                .map_or_else(|| Row::from_elem(0, self.row_len()), |l| l.multi.clone());
+                .map_or_else(|| Row::zeros(self.row_len()), |l| l.multi.clone());
             self.per_level.push(Level {
                 words: HashTable::new(),
                 short: PackedTable::new(),
@@ -229,7 +241,7 @@ impl Levels {
                                     literals: 0,
                                 });
                         short.literals += 1;
-                        bits::set(&mut short.row, slot);
+                        short.row.set(slot);
                         continue;
                     }
                     let entry = match level.words.entry(
@@ -249,20 +261,20 @@ impl Levels {
                             .into_mut(),
                     };
                     entry.literals += 1;
-                    bits::set(&mut entry.row, slot);
+                    entry.row.set(slot);
                 }
-                Word::One | Word::Multi => level.for_each_row(|r| bits::set(r, slot)),
+                Word::One | Word::Multi => level.for_each_row(|r| r.set(slot)),
             }
         }
         if multi {
             for level in &mut self.per_level[prefix..] {
-                level.for_each_row(|r| bits::set(r, slot));
-                bits::set(&mut level.multi, slot);
+                level.for_each_row(|r| r.set(slot));
+                level.multi.set(slot);
             }
         }
         let from = shape.min_len(self.dialect);
         for r in &mut self.null[from..] {
-            bits::set(r, slot);
+            r.set(slot);
         }
     }
 
@@ -285,7 +297,7 @@ impl Levels {
                         if short.literals == 0 {
                             level.short.remove(key.packed, key.hash);
                         } else {
-                            bits::clear(&mut short.row, slot);
+                            short.row.clear(slot);
                         }
                         continue;
                     }
@@ -305,20 +317,20 @@ impl Levels {
                             level.words.shrink_to(level.words.len() * 2, |w| w.hash);
                         }
                     } else {
-                        bits::clear(&mut row.row, slot);
+                        row.row.clear(slot);
                     }
                 }
-                Word::One | Word::Multi => level.for_each_row(|r| bits::clear(r, slot)),
+                Word::One | Word::Multi => level.for_each_row(|r| r.clear(slot)),
             }
         }
         if multi {
             for level in &mut self.per_level[prefix..] {
-                level.for_each_row(|r| bits::clear(r, slot));
-                bits::clear(&mut level.multi, slot);
+                level.for_each_row(|r| r.clear(slot));
+                level.multi.clear(slot);
             }
         }
         for r in &mut self.null {
-            bits::clear(r, slot);
+            r.clear(slot);
         }
     }
 
@@ -428,6 +440,23 @@ impl Levels {
             any
         } else {
             and_small(acc, level.row_keyed(word, key))
+        }
+    }
+
+    /// [`small_step`](Self::small_step) of a word of at most
+    /// [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes (`key` packed), not at an MQTT `$`
+    /// topic's first level.
+    #[allow(clippy::inline_always)] // as `small_step`
+    #[inline(always)]
+    pub(crate) fn small_step_short<const N: usize>(
+        &self,
+        acc: &mut [u64; N],
+        i: usize,
+        key: &WordKey,
+    ) -> bool {
+        match self.per_level.get(i) {
+            Some(level) => and_small(acc, level.row_short(key)),
+            None => true,
         }
     }
 
