@@ -602,38 +602,44 @@ impl LongWord {
     }
 }
 
-/// A [`Shared`] array of any item type, with the function that frees it.
+/// A [`Shared`] array of any item type, as what freeing it needs: its address and one word of
+/// layout (its size in bytes, its alignment, and whether it is a long word's `String`, the one
+/// item type with a destructor). Two words, so that a retired main node's box holds two of them
+/// and stays within glibc's fast bins (at most 120 bytes).
 pub(super) struct Array {
     items: NonNull<u8>,
-    len: usize,
-    free: unsafe fn(NonNull<u8>, usize),
+    layout: usize,
 }
 
-// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`).
+// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`), or a `LongWord`.
 unsafe impl Send for Array {}
 
+/// In [`Array::layout`]: the flag of a long word's boxed `String`.
+const WORD: usize = 1 << 63;
+/// In [`Array::layout`]: where the base-2 logarithm of the alignment sits.
+const ALIGN_SHIFT: u32 = 56;
+/// In [`Array::layout`]: the size in bytes.
+const BYTES: usize = (1 << ALIGN_SHIFT) - 1;
+
 impl Array {
-    /// The array `shared` points to.
+    /// The array `shared` points to. Its items have no destructor (a HAMT node's slots are
+    /// `Copy`), so freeing it only returns its memory.
     pub(super) fn of<T: Send + Sync>(shared: Shared<T>) -> Array {
-        /// # Safety
-        /// `items` and `len` are those of a `Shared<T>` made from a `Box<[T]>`, freed once.
-        unsafe fn free<T>(items: NonNull<u8>, len: usize) {
-            let items = ptr::slice_from_raw_parts_mut(items.cast::<T>().as_ptr(), len);
-            // SAFETY: per this function's contract.
-            drop(unsafe { Box::from_raw(items) });
-        }
+        const { assert!(!std::mem::needs_drop::<T>(), "items without destructors") };
+        let bytes = std::mem::size_of_val(shared.get());
+        debug_assert!(bytes <= BYTES);
         Array {
             items: shared.0.cast::<u8>(),
-            len: shared.0.len(),
-            free: free::<T>,
+            layout: bytes | ((std::mem::align_of::<T>().trailing_zeros() as usize) << ALIGN_SHIFT),
         }
     }
 
-    /// A long word, as the array of its one `String` (a `Box<String>` and a `Box<[String]>` of
-    /// length one have the same layout).
+    /// A long word's boxed `String`.
     pub(super) fn of_word(word: LongWord) -> Array {
-        let items = NonNull::slice_from_raw_parts(word.0, 1);
-        Array::of(Shared(items))
+        Array {
+            items: word.0.cast::<u8>(),
+            layout: WORD,
+        }
     }
 
     /// Frees the array and drops its items.
@@ -641,8 +647,25 @@ impl Array {
     /// # Safety
     /// No thread can still read the array, and it is freed once.
     unsafe fn free(self) {
-        // SAFETY: `free` is the function `of` paired with these items; per this one's contract.
-        unsafe { (self.free)(self.items, self.len) };
+        if self.layout & WORD != 0 {
+            // SAFETY: made by `of_word` from a `LongWord`, a `Box<String>`; per this contract.
+            drop(unsafe { Box::from_raw(self.items.cast::<String>().as_ptr()) });
+            return;
+        }
+        let bytes = self.layout & BYTES;
+        if bytes == 0 {
+            // An empty boxed slice owns no memory.
+            return;
+        }
+        let align = 1usize << (self.layout >> ALIGN_SHIFT);
+        // SAFETY: made by `of` from a `Box<[T]>` of `bytes` bytes aligned to `align` (the
+        // layout it was allocated with) whose items need no drop; per this function's contract.
+        unsafe {
+            std::alloc::dealloc(
+                self.items.as_ptr(),
+                std::alloc::Layout::from_size_align_unchecked(bytes, align),
+            );
+        }
     }
 }
 
@@ -701,5 +724,29 @@ impl Delta {
             // so no other thread saw them; each is listed once.
             unsafe { array.free() };
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{Array, Boxed, Delta, LongWord, Shared};
+
+    #[test]
+    fn a_boxed_main_node_fits_glibcs_fast_bins() {
+        // glibc serves requests of at most 120 bytes from its fast bins (and thread caches),
+        // which a batch of deferred frees cannot overflow into a consolidation.
+        assert!(std::mem::size_of::<Boxed>() <= 120);
+        assert_eq!(std::mem::size_of::<Array>(), 16);
+    }
+
+    #[test]
+    fn arrays_free_what_they_were_made_of() {
+        // Under valgrind or ASan (`make valgrind`, `make asan`) a wrong layout or a leak fails.
+        let mut delta = Delta::default();
+        delta.fresh(Array::of(Shared::new(vec![7u64; 5].into_boxed_slice())));
+        delta.fresh(Array::of(Shared::new(vec![1u8; 3].into_boxed_slice())));
+        delta.fresh(Array::of(Shared::<u64>::new(Vec::new().into_boxed_slice())));
+        delta.fresh(Array::of_word(LongWord::new("a word of more than fifteen bytes")));
+        delta.free_all_versions();
     }
 }
