@@ -482,6 +482,7 @@ impl Boxed {
     ///
     /// # Safety
     /// `main` came from `alloc`, is taken back once, and no thread can still read it.
+    #[allow(clippy::unnecessary_box_returns)] // the box is what callers free, or keep (loom)
     unsafe fn from_main(main: *mut Main) -> Box<Boxed> {
         // SAFETY: per this function's contract (`main` is the box's address: `repr(C)`, first
         // field, and it keeps the provenance of the whole box).
@@ -746,7 +747,9 @@ mod tests {
         delta.fresh(Array::of(Shared::new(vec![7u64; 5].into_boxed_slice())));
         delta.fresh(Array::of(Shared::new(vec![1u8; 3].into_boxed_slice())));
         delta.fresh(Array::of(Shared::<u64>::new(Vec::new().into_boxed_slice())));
-        delta.fresh(Array::of_word(LongWord::new("a word of more than fifteen bytes")));
+        delta.fresh(Array::of_word(LongWord::new(
+            "a word of more than fifteen bytes",
+        )));
         delta.free_all_versions();
     }
 }
