@@ -33,7 +33,6 @@
 //!   with it. A retired main node frees none of its arrays: the current version or a later
 //!   delta owns each of them.
 
-use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
@@ -58,7 +57,7 @@ impl INode {
     /// A new I-node owning `main`, boxed apart (the root, which moves with the matcher).
     pub(super) fn new(main: Main) -> Self {
         INode {
-            main: AtomicPtr::new(Boxed::alloc(main)),
+            main: AtomicPtr::new(Box::into_raw(Box::new(main))),
             first: Main::default(),
         }
     }
@@ -139,7 +138,7 @@ impl INode {
         unlinked: Option<Child>,
         pin: &Pin<'_>,
     ) -> bool {
-        let new = Boxed::alloc(new);
+        let new = Box::into_raw(Box::new(new));
         // Success: Release publishes `new` and the nodes built for it to the Acquire loads of
         // `load`; Acquire orders our teardown of `current` after its writer's stores. Failure:
         // Acquire is not needed for correctness (the caller reloads with Acquire) but keeps the
@@ -177,8 +176,8 @@ impl INode {
                 true
             }
             Err(_) => {
-                // SAFETY: `new` came from `Boxed::alloc` above and was never published.
-                drop(unsafe { Boxed::from_main(new) });
+                // SAFETY: `new` came from `Box::into_raw` above and was never published.
+                drop(unsafe { Box::from_raw(new) });
                 delta.discard();
                 false
             }
@@ -219,8 +218,8 @@ impl Drop for INode {
             // SAFETY: the I-node is being dropped, so unreachable by any pinned thread (whoever
             // could reach it through a published main node has unpinned, see `load`), and owns
             // `main`, a boxed main node (not `first`); the swap leaves null, so it is freed once.
-            let main = unsafe { Boxed::from_main(main) };
-            free_arrays(&main.main);
+            let main = unsafe { Box::from_raw(main) };
+            free_arrays(&main);
         }
     }
 }
@@ -343,7 +342,7 @@ impl Drop for Fresh {
 pub(super) struct Reclaim {
     /// Under loom, retired nodes are kept until the matcher drops.
     #[cfg(loom)]
-    retired: std::sync::Mutex<Vec<Box<Boxed>>>,
+    retired: std::sync::Mutex<Vec<Box<Main>>>,
     /// Under loom, unlinked I-nodes likewise.
     #[cfg(loom)]
     retired_inodes: std::sync::Mutex<Vec<Box<INode>>>,
@@ -394,34 +393,33 @@ impl Pin<'_> {
     ///
     /// # Safety
     /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
-    /// threads pinning later), came from `Box::into_raw` (a main node: from [`Boxed::alloc`]),
-    /// is retired once, and the I-node, if any, is a tombstone (it links no child).
+    /// threads pinning later), came from `Box::into_raw`, is retired once, and the I-node, if
+    /// any, is a tombstone (it links no child).
     unsafe fn retire(&self, retired: Retired) {
         #[cfg(not(loom))]
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
-            let main = retired.main;
-            if retired.inode.is_none() && !main.is_null() && retired.arrays.len() <= LATER {
-                // An update's usual case: the stale arrays ride in the retired main node's own
-                // allocation, and one deferred function (one word, no allocation) frees all.
-                // This CAS is the only one that replaced `main`, so nothing else writes `later`,
-                // and no reader ever reads it.
-                let boxed = main.cast::<Boxed>();
-                let later = &mut *(*boxed).later.get();
-                for (slot, array) in later.iter_mut().zip(retired.arrays) {
-                    *slot = Some(array);
+            if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
+                // An update's usual case: the old main node with its first stale array in one
+                // deferred function (three words, kept inline: no allocation), any other array
+                // in one of its own; not more of them than an epoch frees per pin.
+                let main = retired.main;
+                let mut arrays = retired.arrays.into_iter();
+                let first = arrays.next();
+                if main.is_null() {
+                    if let Some(array) = first {
+                        self.guard.defer_unchecked(move || array.free());
+                    }
+                } else {
+                    self.guard.defer_unchecked(move || {
+                        drop(Box::from_raw(main));
+                        if let Some(array) = first {
+                            array.free();
+                        }
+                    });
                 }
-                self.guard
-                    .defer_unchecked(move || drop(Boxed::from_main(boxed.cast::<Main>())));
-            } else if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
-                // Its I-node's `first` replaced: one deferred function per array (three words
-                // fit in one without an allocation), not more than an epoch frees per pin.
-                if !main.is_null() {
-                    self.guard
-                        .defer_unchecked(move || drop(Boxed::from_main(main)));
-                }
-                for array in retired.arrays {
+                for array in arrays {
                     self.guard.defer_unchecked(move || array.free());
                 }
             } else {
@@ -435,7 +433,7 @@ impl Pin<'_> {
             if !retired.main.is_null() {
                 // SAFETY: per this function's contract; the boxes are freed when the matcher
                 // drops.
-                let main = unsafe { Boxed::from_main(retired.main) };
+                let main = unsafe { Box::from_raw(retired.main) };
                 reclaim.retired.lock().unwrap().push(main);
             }
             if let Some(inode) = retired.inode {
@@ -448,54 +446,6 @@ impl Pin<'_> {
                 .lock()
                 .unwrap()
                 .extend(retired.arrays);
-        }
-    }
-}
-
-/// A main node boxed apart from its I-node (every version but the `first`), with room for the
-/// stale arrays of the CAS that will replace it: they are then freed with it, by one deferred
-/// function, rather than one each.
-#[repr(C)]
-struct Boxed {
-    /// First, so that a pointer to the box is a pointer to its main node and back.
-    main: Main,
-    /// Empty until the CAS that replaces `main` moves its stale arrays here (then it is the
-    /// only thread with access to this field: no reader ever reads it).
-    later: UnsafeCell<[Option<Array>; LATER]>,
-}
-
-/// Most stale arrays kept in a retired main node's box (an insert into a wide level usually
-/// leaves its map's root and one inner node stale).
-const LATER: usize = 2;
-
-impl Boxed {
-    /// A new boxed main node, as the pointer an I-node holds.
-    fn alloc(main: Main) -> *mut Main {
-        let boxed = Box::new(Boxed {
-            main,
-            later: UnsafeCell::new([None, None]),
-        });
-        Box::into_raw(boxed).cast::<Main>()
-    }
-
-    /// The box of a main node made by [`alloc`](Self::alloc).
-    ///
-    /// # Safety
-    /// `main` came from `alloc`, is taken back once, and no thread can still read it.
-    #[allow(clippy::unnecessary_box_returns)] // the box is what callers free, or keep (loom)
-    unsafe fn from_main(main: *mut Main) -> Box<Boxed> {
-        // SAFETY: per this function's contract (`main` is the box's address: `repr(C)`, first
-        // field, and it keeps the provenance of the whole box).
-        unsafe { Box::from_raw(main.cast::<Boxed>()) }
-    }
-}
-
-impl Drop for Boxed {
-    fn drop(&mut self) {
-        for array in self.later.get_mut().iter_mut().filter_map(Option::take) {
-            // SAFETY: only `Pin::retire` puts arrays here, for the deferred free of this box:
-            // they are unreachable once it runs (the retire contract), and are listed once.
-            unsafe { array.free() };
         }
     }
 }
@@ -525,7 +475,7 @@ impl Retired {
         // SAFETY: per this function's contract.
         unsafe {
             if !self.main.is_null() {
-                drop(Boxed::from_main(self.main));
+                drop(Box::from_raw(self.main));
             }
             if let Some(inode) = self.inode {
                 drop(Box::from_raw(inode.as_ptr()));
@@ -730,14 +680,14 @@ impl Delta {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{Array, Boxed, Delta, LongWord, Shared};
+    use super::{Array, Delta, LongWord, Shared};
 
     #[test]
-    fn a_boxed_main_node_fits_glibcs_fast_bins() {
-        // glibc serves requests of at most 120 bytes from its fast bins (and thread caches),
-        // which a batch of deferred frees cannot overflow into a consolidation.
-        assert!(std::mem::size_of::<Boxed>() <= 120);
+    fn a_main_node_and_an_array_fit_one_deferred_function() {
+        // crossbeam-epoch keeps a deferred function of at most three words inline; more is
+        // boxed (an allocation per retirement).
         assert_eq!(std::mem::size_of::<Array>(), 16);
+        assert!(std::mem::size_of::<(*mut super::Main, Option<Array>)>() <= 24);
     }
 
     #[test]
