@@ -12,8 +12,8 @@
 //! A narrow level's word children (at most 16) sit in one shared flat array, a wide level's in a
 //! persistent hash array mapped trie ([`hamt`]); the subscriber set keeps two ids inline, then
 //! a shared array, then a HAMT ([`subs`]). A new main node shares them with the old one and
-//! rebuilds only what the update touches: a bounded array, or the HAMT path (at most 13 nodes
-//! of at most 32 slots). So a level with 100,000 children or a pattern with 100,000
+//! rebuilds only what the update touches: a bounded array, or the HAMT path (at most 16 nodes
+//! of at most 16 slots). So a level with 100,000 children or a pattern with 100,000
 //! subscribers costs O(log n) per insert, not O(n): neither the child map nor the subscriber
 //! set is copied whole, unlike the seed's Go CS-trie (and RabbitMQ's old one).
 //!
@@ -68,6 +68,16 @@ use raw::{Delta, Fresh, INode, Pin, Reclaim};
 
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
+/// The edges of `pattern`, built in place (a 640-byte inline vector is not worth moving).
+#[inline]
+fn edges_of(pattern: &Pattern) -> Edges<'_> {
+    let mut edges = Edges::new();
+    for word in pattern.words() {
+        edges.push(Edge::of(word));
+    }
+    edges
+}
+
 /// The I-nodes from the root down to the current level.
 type Path<'g> = SmallVec<[&'g INode; 16]>;
 
@@ -155,7 +165,7 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn insert(&self, pattern: &Pattern, subscriber: SubscriberId) {
-        let edges: Edges<'_> = pattern.words().iter().map(Edge::of).collect();
+        let edges = edges_of(pattern);
         let pin = self.reclaim.pin();
         'restart: loop {
             let mut path: Path<'_> = SmallVec::new();
@@ -193,7 +203,7 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn remove(&self, pattern: &Pattern, subscriber: SubscriberId) -> bool {
-        let edges: Edges<'_> = pattern.words().iter().map(Edge::of).collect();
+        let edges = edges_of(pattern);
         let pin = self.reclaim.pin();
         let mut path: Path<'_> = SmallVec::new();
         path.push(&self.root);

@@ -418,14 +418,25 @@ impl Pin<'_> {
         // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
             if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
-                // An insert's usual case: one deferred function each (three words fit in one
-                // without an allocation), and not more of them than an epoch frees per pin.
+                // An update's usual case: the old main node with its first stale array in one
+                // deferred function (three words, kept inline: no allocation), any other array
+                // in one of its own; not more of them than an epoch frees per pin.
                 let main = retired.main;
-                if !main.is_null() {
-                    self.guard
-                        .defer_unchecked(move || drop(Box::from_raw(main)));
+                let mut arrays = retired.arrays.into_iter();
+                let first = arrays.next();
+                if main.is_null() {
+                    if let Some(array) = first {
+                        self.guard.defer_unchecked(move || array.free());
+                    }
+                } else {
+                    self.guard.defer_unchecked(move || {
+                        drop(Box::from_raw(main));
+                        if let Some(array) = first {
+                            array.free();
+                        }
+                    });
                 }
-                for array in retired.arrays {
+                for array in arrays {
                     self.guard.defer_unchecked(move || array.free());
                 }
             } else {
@@ -559,38 +570,44 @@ impl LongWord {
     }
 }
 
-/// A [`Shared`] array of any item type, with the function that frees it.
+/// A [`Shared`] array of any item type, as what freeing it needs: its address and one word of
+/// layout (its size in bytes, its alignment, and whether it is a long word's `String`, the one
+/// item type with a destructor). Two words, so that a retired main node's box holds two of them
+/// and stays within glibc's fast bins (at most 120 bytes).
 pub(super) struct Array {
     items: NonNull<u8>,
-    len: usize,
-    free: unsafe fn(NonNull<u8>, usize),
+    layout: usize,
 }
 
-// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`).
+// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`), or a `LongWord`.
 unsafe impl Send for Array {}
 
+/// In [`Array::layout`]: the flag of a long word's boxed `String`.
+const WORD: usize = 1 << 63;
+/// In [`Array::layout`]: where the base-2 logarithm of the alignment sits.
+const ALIGN_SHIFT: u32 = 56;
+/// In [`Array::layout`]: the size in bytes.
+const BYTES: usize = (1 << ALIGN_SHIFT) - 1;
+
 impl Array {
-    /// The array `shared` points to.
+    /// The array `shared` points to. Its items have no destructor (a HAMT node's slots are
+    /// `Copy`), so freeing it only returns its memory.
     pub(super) fn of<T: Send + Sync>(shared: Shared<T>) -> Array {
-        /// # Safety
-        /// `items` and `len` are those of a `Shared<T>` made from a `Box<[T]>`, freed once.
-        unsafe fn free<T>(items: NonNull<u8>, len: usize) {
-            let items = ptr::slice_from_raw_parts_mut(items.cast::<T>().as_ptr(), len);
-            // SAFETY: per this function's contract.
-            drop(unsafe { Box::from_raw(items) });
-        }
+        const { assert!(!std::mem::needs_drop::<T>(), "items without destructors") };
+        let bytes = std::mem::size_of_val(shared.get());
+        debug_assert!(bytes <= BYTES);
         Array {
             items: shared.0.cast::<u8>(),
-            len: shared.0.len(),
-            free: free::<T>,
+            layout: bytes | ((std::mem::align_of::<T>().trailing_zeros() as usize) << ALIGN_SHIFT),
         }
     }
 
-    /// A long word, as the array of its one `String` (a `Box<String>` and a `Box<[String]>` of
-    /// length one have the same layout).
+    /// A long word's boxed `String`.
     pub(super) fn of_word(word: LongWord) -> Array {
-        let items = NonNull::slice_from_raw_parts(word.0, 1);
-        Array::of(Shared(items))
+        Array {
+            items: word.0.cast::<u8>(),
+            layout: WORD,
+        }
     }
 
     /// Frees the array and drops its items.
@@ -598,8 +615,25 @@ impl Array {
     /// # Safety
     /// No thread can still read the array, and it is freed once.
     unsafe fn free(self) {
-        // SAFETY: `free` is the function `of` paired with these items; per this one's contract.
-        unsafe { (self.free)(self.items, self.len) };
+        if self.layout & WORD != 0 {
+            // SAFETY: made by `of_word` from a `LongWord`, a `Box<String>`; per this contract.
+            drop(unsafe { Box::from_raw(self.items.cast::<String>().as_ptr()) });
+            return;
+        }
+        let bytes = self.layout & BYTES;
+        if bytes == 0 {
+            // An empty boxed slice owns no memory.
+            return;
+        }
+        let align = 1usize << (self.layout >> ALIGN_SHIFT);
+        // SAFETY: made by `of` from a `Box<[T]>` of `bytes` bytes aligned to `align` (the
+        // layout it was allocated with) whose items need no drop; per this function's contract.
+        unsafe {
+            std::alloc::dealloc(
+                self.items.as_ptr(),
+                std::alloc::Layout::from_size_align_unchecked(bytes, align),
+            );
+        }
     }
 }
 
@@ -658,5 +692,31 @@ impl Delta {
             // so no other thread saw them; each is listed once.
             unsafe { array.free() };
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{Array, Delta, LongWord, Shared};
+
+    #[test]
+    fn a_main_node_and_an_array_fit_one_deferred_function() {
+        // crossbeam-epoch keeps a deferred function of at most three words inline; more is
+        // boxed (an allocation per retirement).
+        assert_eq!(std::mem::size_of::<Array>(), 16);
+        assert!(std::mem::size_of::<(*mut super::Main, Option<Array>)>() <= 24);
+    }
+
+    #[test]
+    fn arrays_free_what_they_were_made_of() {
+        // Under valgrind or ASan (`make valgrind`, `make asan`) a wrong layout or a leak fails.
+        let mut delta = Delta::default();
+        delta.fresh(Array::of(Shared::new(vec![7u64; 5].into_boxed_slice())));
+        delta.fresh(Array::of(Shared::new(vec![1u8; 3].into_boxed_slice())));
+        delta.fresh(Array::of(Shared::<u64>::new(Vec::new().into_boxed_slice())));
+        delta.fresh(Array::of_word(LongWord::new(
+            "a word of more than fifteen bytes",
+        )));
+        delta.free_all_versions();
     }
 }
