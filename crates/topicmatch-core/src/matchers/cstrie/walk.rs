@@ -256,7 +256,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     let root: &INode = &trie.root;
     let mut walk = Levels::new(root);
     // AMQP `#` states for positions past the next one.
-    let mut later: SmallVec<[(&INode, usize); 8]> = SmallVec::new();
+    let mut later: Waiting<'_> = SmallVec::new();
     let mut memo = Memo::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
@@ -272,17 +272,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
         let word = &rest[..len];
         from += len + 1;
         if amqp && memo.used && !later.is_empty() {
-            // The AMQP `#` states waiting for `pos` join its level.
-            let mut i = 0;
-            while i < later.len() {
-                let (inode, p) = later[i];
-                if p == pos {
-                    walk.push_cur(inode);
-                    later.remove(i);
-                } else {
-                    i += 1;
-                }
-            }
+            join_waiting(&mut walk, &mut later, pos);
         }
         if walk.len == 0 {
             if later.is_empty() {
@@ -307,13 +297,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
                     if !amqp || multi_node.is_childless() {
                         take!(multi_node, out, sets, FIRST_ONLY);
                     } else {
-                        let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
-                        if now {
-                            walk.push_cur(multi);
-                        }
-                        if soon {
-                            walk.push_next(multi);
-                        }
+                        swallow(multi, pos, n, &mut walk, &mut later, &mut memo);
                     }
                 }
                 if let Some(one) = &node.one {
@@ -330,17 +314,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     }
     if pos == n {
         if amqp && memo.used && !later.is_empty() {
-            // The AMQP `#` states waiting for `pos` join its level.
-            let mut i = 0;
-            while i < later.len() {
-                let (inode, p) = later[i];
-                if p == pos {
-                    walk.push_cur(inode);
-                    later.remove(i);
-                } else {
-                    i += 1;
-                }
-            }
+            join_waiting(&mut walk, &mut later, pos);
         }
         // The last level: the patterns ending here match, and those ending in a multi-word
         // wildcard that takes no more words (never in NATS).
@@ -359,13 +333,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
                 if !amqp || multi_node.is_childless() {
                     take!(multi_node, out, sets, FIRST_ONLY);
                 } else {
-                    let (now, soon) = swallow(multi, pos, n, &mut later, &mut memo);
-                    if now {
-                        walk.push_cur(multi);
-                    }
-                    if soon {
-                        walk.push_next(multi);
-                    }
+                    swallow(multi, pos, n, &mut walk, &mut later, &mut memo);
                 }
             }
         }
@@ -380,34 +348,50 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     Ok(out.len() > start)
 }
 
+/// AMQP `#` states waiting for a later position.
+type Waiting<'g> = SmallVec<[(&'g INode, usize); 8]>;
+
 /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
-/// (multi, pos..=n), each visited once. Those past the next position wait in `later`; returns
-/// whether `multi` joins the current level and the next one.
+/// (multi, pos..=n), each visited once. `multi` joins the current level (walked after the
+/// states already there) and the next one in `walk`; later positions wait in `later`.
 #[inline(never)]
 fn swallow<'g>(
     multi: &'g INode,
     pos: usize,
     n: usize,
-    later: &mut SmallVec<[(&'g INode, usize); 8]>,
+    walk: &mut Levels<'g>,
+    later: &mut Waiting<'g>,
     memo: &mut Memo,
-) -> (bool, bool) {
+) {
     let id = ptr::from_ref::<INode>(multi) as usize;
-    let mut levels = (false, false);
     for p in pos..=n {
         if !memo.first_visit((id, p as u32)) {
             // Reached before: so were all later positions from there.
             break;
         }
         if p == pos {
-            // Walked in this level, after the states already there.
-            levels.0 = true;
+            walk.push_cur(multi);
         } else if p == pos + 1 {
-            levels.1 = true;
+            walk.push_next(multi);
         } else {
             later.push((multi, p));
         }
     }
-    levels
+}
+
+/// The AMQP `#` states waiting for `pos` join its level.
+#[inline(never)]
+fn join_waiting<'g>(walk: &mut Levels<'g>, later: &mut Waiting<'g>, pos: usize) {
+    let mut i = 0;
+    while i < later.len() {
+        let (inode, p) = later[i];
+        if p == pos {
+            walk.push_cur(inode);
+            later.remove(i);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
