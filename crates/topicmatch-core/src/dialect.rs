@@ -30,7 +30,7 @@ impl Dialect {
     }
 
     /// The separator between words.
-    pub fn separator(self) -> u8 {
+    pub const fn separator(self) -> u8 {
         match self {
             Dialect::Amqp | Dialect::Nats => b'.',
             Dialect::Mqtt => b'/',

@@ -189,12 +189,7 @@ const fn classes(dialect: Dialect) -> [u8; 256] {
         }
         i += 1;
     }
-    // `Dialect::separator`, which is not a `const fn`.
-    let separator = match dialect {
-        Dialect::Amqp | Dialect::Nats => b'.',
-        Dialect::Mqtt => b'/',
-    };
-    table[separator as usize] = SEPARATOR;
+    table[dialect.separator() as usize] = SEPARATOR;
     table
 }
 

@@ -233,12 +233,7 @@ impl Engine {
     /// costs the algorithm's walk plus one pass over the ids found.
     #[inline]
     pub fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let start = out.len();
-        self.matcher.lookup_into(topic, out)?;
-        if any_synthetic(&out[start..]) {
-            self.resolve_filtered(out, start, &Message::new());
-        }
-        Ok(())
+        self.lookup_fields_into(topic, &Message::new(), out)
     }
 
     /// Appends the ids of the distinct subscribers matching `topic` whose criteria, if any,

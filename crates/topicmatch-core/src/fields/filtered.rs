@@ -133,11 +133,9 @@ impl FilterTable {
     }
 
     /// Replaces each synthetic id in `out[start..]` by its real subscriber if `message` passes
-    /// its filter (drops it otherwise), then deduplicates that tail.
+    /// its filter (drops it otherwise), then deduplicates that tail. The engine calls it only
+    /// when [`any_synthetic`] found one there.
     pub fn resolve_tail(&self, out: &mut Vec<SubscriberId>, start: usize, message: &Message) {
-        if !any_synthetic(&out[start..]) {
-            return;
-        }
         let inner = self.inner.read();
         let mut kept = start;
         for i in start..out.len() {
