@@ -15,6 +15,7 @@ use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 use super::kids::Probe;
+use super::nodes::Main;
 use super::raw::{INode, Pin};
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
@@ -256,8 +257,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     let root: &INode = &trie.root;
     let mut walk = Levels::new(root);
     // AMQP `#` states for positions past the next one.
-    let mut later: Waiting<'_> = SmallVec::new();
-    let mut memo = Memo::default();
+    let mut hashes = Hashes::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
     // MQTT: a topic starting with `$` is not matched by wildcards at the root (the first
@@ -271,11 +271,11 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
         let len = rest.iter().position(|&b| b == sep).unwrap_or(rest.len());
         let word = &rest[..len];
         from += len + 1;
-        if amqp && memo.used && !later.is_empty() {
-            join_waiting(&mut walk, &mut later, pos);
+        if amqp {
+            hashes.join(&mut walk, pos);
         }
         if walk.len == 0 {
-            if later.is_empty() {
+            if hashes.later.is_empty() {
                 break;
             }
             walk.advance();
@@ -291,13 +291,9 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
             if wild {
                 if let Some(multi) = &node.multi {
                     let multi = multi.get(pin);
-                    let multi_node = multi.load(pin);
-                    // NATS `>` takes one word or more, MQTT `#` any number; an AMQP `#` with
-                    // children walks on.
-                    if !amqp || multi_node.is_childless() {
-                        take!(multi_node, out, sets, FIRST_ONLY);
-                    } else {
-                        swallow(multi, pos, n, &mut walk, &mut later, &mut memo);
+                    if let Some(ends) = multi_ends(multi, pin, amqp, pos, n, &mut walk, &mut hashes)
+                    {
+                        take!(ends, out, sets, FIRST_ONLY);
                     }
                 }
                 if let Some(one) = &node.one {
@@ -313,8 +309,8 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
         pos += 1;
     }
     if pos == n {
-        if amqp && memo.used && !later.is_empty() {
-            join_waiting(&mut walk, &mut later, pos);
+        if amqp {
+            hashes.join(&mut walk, pos);
         }
         // The last level: the patterns ending here match, and those ending in a multi-word
         // wildcard that takes no more words (never in NATS).
@@ -329,16 +325,13 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
             }
             if let Some(multi) = &node.multi {
                 let multi = multi.get(pin);
-                let multi_node = multi.load(pin);
-                if !amqp || multi_node.is_childless() {
-                    take!(multi_node, out, sets, FIRST_ONLY);
-                } else {
-                    swallow(multi, pos, n, &mut walk, &mut later, &mut memo);
+                if let Some(ends) = multi_ends(multi, pin, amqp, pos, n, &mut walk, &mut hashes) {
+                    take!(ends, out, sets, FIRST_ONLY);
                 }
             }
         }
     }
-    drop(memo);
+    drop(hashes);
     if FIRST_ONLY {
         return Ok(false);
     }
@@ -348,48 +341,78 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     Ok(out.len() > start)
 }
 
-/// AMQP `#` states waiting for a later position.
-type Waiting<'g> = SmallVec<[(&'g INode, usize); 8]>;
-
-/// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
-/// (multi, pos..=n), each visited once. `multi` joins the current level (walked after the
-/// states already there) and the next one in `walk`; later positions wait in `later`.
-#[inline(never)]
-fn swallow<'g>(
+/// The multi-word wildcard child `multi`, reached at `pos`: its main node if its patterns end
+/// the match here (NATS `>` takes one word or more, MQTT `#` any number, and an AMQP `#`
+/// without children any number), else `None`: an AMQP `#` with children swallows words and
+/// walks on ([`Hashes::swallow`]).
+#[inline(always)]
+#[allow(clippy::inline_always)] // once per node with a multi-word child, in the walk's loop
+fn multi_ends<'g>(
     multi: &'g INode,
+    pin: &'g Pin<'_>,
+    amqp: bool,
     pos: usize,
     n: usize,
     walk: &mut Levels<'g>,
-    later: &mut Waiting<'g>,
-    memo: &mut Memo,
-) {
-    let id = ptr::from_ref::<INode>(multi) as usize;
-    for p in pos..=n {
-        if !memo.first_visit((id, p as u32)) {
-            // Reached before: so were all later positions from there.
-            break;
-        }
-        if p == pos {
-            walk.push_cur(multi);
-        } else if p == pos + 1 {
-            walk.push_next(multi);
-        } else {
-            later.push((multi, p));
-        }
+    hashes: &mut Hashes<'g>,
+) -> Option<&'g Main> {
+    let node = multi.load(pin);
+    if !amqp || node.is_childless() {
+        return Some(node);
     }
+    hashes.swallow(multi, pos, n, walk);
+    None
 }
 
-/// The AMQP `#` states waiting for `pos` join its level.
-#[inline(never)]
-fn join_waiting<'g>(walk: &mut Levels<'g>, later: &mut Waiting<'g>, pos: usize) {
-    let mut i = 0;
-    while i < later.len() {
-        let (inode, p) = later[i];
-        if p == pos {
-            walk.push_cur(inode);
-            later.remove(i);
-        } else {
-            i += 1;
+/// One lookup's AMQP `#` bookkeeping: the states visited, and those waiting for a position
+/// past the next one.
+#[derive(Default)]
+struct Hashes<'g> {
+    memo: Memo,
+    later: SmallVec<[(&'g INode, usize); 8]>,
+}
+
+impl<'g> Hashes<'g> {
+    /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
+    /// (multi, pos..=n), each visited once. `multi` joins the current level (walked after the
+    /// states already there) and the next one in `walk`; later positions wait here.
+    #[inline(never)]
+    fn swallow(&mut self, multi: &'g INode, pos: usize, n: usize, walk: &mut Levels<'g>) {
+        let id = ptr::from_ref::<INode>(multi) as usize;
+        for p in pos..=n {
+            if !self.memo.first_visit((id, p as u32)) {
+                // Reached before: so were all later positions from there.
+                break;
+            }
+            if p == pos {
+                walk.push_cur(multi);
+            } else if p == pos + 1 {
+                walk.push_next(multi);
+            } else {
+                self.later.push((multi, p));
+            }
+        }
+    }
+
+    /// The states waiting for `pos` join its level.
+    #[inline]
+    fn join(&mut self, walk: &mut Levels<'g>, pos: usize) {
+        if self.memo.used && !self.later.is_empty() {
+            self.join_waiting(walk, pos);
+        }
+    }
+
+    #[inline(never)]
+    fn join_waiting(&mut self, walk: &mut Levels<'g>, pos: usize) {
+        let mut i = 0;
+        while i < self.later.len() {
+            let (inode, p) = self.later[i];
+            if p == pos {
+                walk.push_cur(inode);
+                self.later.remove(i);
+            } else {
+                i += 1;
+            }
         }
     }
 }
