@@ -121,8 +121,17 @@ fn fold_mul(a: u64, b: u64) -> u64 {
 #[allow(clippy::inline_always)] // the hit path: see `Front::get`
 #[inline(always)]
 fn load<const N: usize>(bytes: &[u8]) -> ([u64; N], u64) {
-    let len = bytes.len();
     let mut words = [0u64; N];
+    let hash = load_into(bytes, &mut words);
+    (words, hash)
+}
+
+/// Fills `words` with the words of `bytes` (`words.len() == bytes.len().div_ceil(8)`): whole
+/// little-endian words, then [`tail_word`] of the rest; returns the topic hash over them.
+#[allow(clippy::inline_always)] // the hit path: see `Front::get`
+#[inline(always)]
+fn load_into(bytes: &[u8], words: &mut [u64]) -> u64 {
+    let len = bytes.len();
     let mut hash = len as u64;
     for (i, w) in words.iter_mut().enumerate() {
         *w = if i * 8 + 8 <= len {
@@ -132,7 +141,14 @@ fn load<const N: usize>(bytes: &[u8]) -> ([u64; N], u64) {
         };
         hash = fold_mul(hash ^ *w, K);
     }
-    (words, hash)
+    hash
+}
+
+/// What the [`SAME`] bits of the meta word of the entry of a topic of `len` bytes and hash
+/// `hash` hold.
+#[inline]
+fn same_bits(hash: u64, len: usize) -> u64 {
+    (hash & TAG) | PRESENT | (len as u64) << 8
 }
 
 /// The multiplier of the topic hash.
@@ -150,19 +166,8 @@ impl Loaded {
             return None;
         }
         let mut words = [0u64; PAYLOAD];
-        let full = len / 8;
-        let mut hash = len as u64;
-        for (i, w) in words.iter_mut().enumerate().take(full) {
-            let chunk = &bytes[i * 8..i * 8 + 8];
-            *w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            hash = fold_mul(hash ^ *w, K);
-        }
-        let mut count = full;
-        if len % 8 != 0 {
-            words[full] = tail_word(&bytes[full * 8..]);
-            hash = fold_mul(hash ^ words[full], K);
-            count += 1;
-        }
+        let count = len.div_ceil(8);
+        let hash = load_into(bytes, &mut words[..count]);
         Some(Loaded {
             words,
             count,
@@ -181,16 +186,10 @@ impl Loaded {
             | nids as u64
     }
 
-    /// What the [`SAME`] bits of the meta word of this topic's entry hold.
-    #[inline]
-    fn want(&self) -> u64 {
-        (self.hash & TAG) | PRESENT | (self.len as u64) << 8
-    }
-
     /// Whether `meta` names this topic (tag and length).
     #[inline]
     fn same(&self, meta: u64) -> bool {
-        meta & SAME == self.want()
+        meta & SAME == same_bits(self.hash, self.len)
     }
 }
 
@@ -275,11 +274,9 @@ impl Front {
     ) -> Option<bool> {
         let (words, hash) = load::<N>(bytes);
         let table = self.table();
-        let want = (hash & TAG) | PRESENT | (bytes.len() as u64) << 8;
-        let home = (hash as usize) & table.mask;
-        let base = home & !(WAYS - 1);
-        for i in 0..WAYS {
-            let entry = &table.entries[base | ((home + i) & (WAYS - 1))];
+        let want = same_bits(hash, bytes.len());
+        for at in table.bucket(hash) {
+            let entry = &table.entries[at];
             // Acquire: pairs with the writer's final Release store of `seq`, so the payload
             // read below is at least as new as this number.
             let before = entry.seq.load(Ordering::Acquire);
