@@ -59,7 +59,7 @@ impl Level {
     #[inline(always)]
     fn find(&self, word: &str, key: &WordKey) -> Option<&Row> {
         if key.packed != 0 {
-            return self.short.get(key.packed, key.hash).map(|s| &s.row);
+            return self.find_short(key);
         }
         self.words
             .find(key.hash, |w| key.same(word, w.packed, &w.key))
@@ -85,9 +85,14 @@ impl Level {
     #[inline(always)]
     fn row_short(&self, key: &WordKey) -> &Row {
         debug_assert_ne!(key.packed, 0);
-        self.short
-            .get(key.packed, key.hash)
-            .map_or(&self.other, |s| &s.row)
+        self.find_short(key).unwrap_or(&self.other)
+    }
+
+    /// The row of the word of the packed `key`, if a pattern names it.
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn find_short(&self, key: &WordKey) -> Option<&Row> {
+        self.short.get(key.packed, key.hash).map(|s| &s.row)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
