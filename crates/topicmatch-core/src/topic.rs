@@ -178,7 +178,7 @@ pub(crate) fn suspicious_bytes(dialect: Dialect) -> &'static [bool; 256] {
     }
 }
 
-/// What a byte is to [`plain_depth`]: an ordinary byte, the separator, or suspicious.
+/// What a byte is to [`plain_words`]: an ordinary byte, the separator, or suspicious.
 const fn classes(dialect: Dialect) -> [u8; 256] {
     let suspicious = suspicious(dialect);
     let mut table = [0; 256];
@@ -199,14 +199,26 @@ const AMQP_CLASSES: [u8; 256] = classes(Dialect::Amqp);
 const MQTT_CLASSES: [u8; 256] = classes(Dialect::Mqtt);
 const NATS_CLASSES: [u8; 256] = classes(Dialect::Nats);
 
-/// The one-pass validation of a plainly valid topic, for a caller that cuts the words itself:
-/// the number of words if `text` is certainly valid (within `limits`, no byte that could make
-/// a word invalid, no empty NATS token, non-empty unless AMQP), else `None`, on anything
-/// unusual: the caller then decides with [`check_topic`], which reports the exact error. One
-/// table load and one test per ordinary byte.
+/// What receives the words [`plain_words`] cuts, in order.
+pub(crate) trait WordSink<'t> {
+    /// The next word.
+    fn word(&mut self, word: &'t [u8]);
+}
+
+/// The one-pass validation of a plainly valid topic that also cuts its words: hands each word
+/// to `words` in order, and returns the number of words if `text` is certainly valid (within
+/// `limits`, no byte that could make a word invalid, no empty NATS token, non-empty unless
+/// AMQP), else `None`, on anything unusual, possibly after handing over some words (the caller
+/// discards them): the caller then decides with [`check_topic`], which reports the exact error.
+/// An empty AMQP topic has no word. One table load and one test per ordinary byte.
 #[inline(always)]
 #[allow(clippy::inline_always)] // the lookup's front end: a short loop, cheaper than the call
-pub(crate) fn plain_depth(dialect: Dialect, limits: &Limits, text: &str) -> Option<usize> {
+pub(crate) fn plain_words<'t>(
+    dialect: Dialect,
+    limits: &Limits,
+    text: &'t str,
+    words: &mut impl WordSink<'t>,
+) -> Option<usize> {
     let bytes = text.as_bytes();
     if bytes.len() > limits.max_topic_bytes {
         return None;
@@ -228,6 +240,7 @@ pub(crate) fn plain_depth(dialect: Dialect, limits: &Limits, text: &str) -> Opti
             if class == SUSPICIOUS || (nats && i == start) {
                 return None;
             }
+            words.word(&bytes[start..i]);
             start = i + 1;
             levels += 1;
         }
@@ -235,6 +248,7 @@ pub(crate) fn plain_depth(dialect: Dialect, limits: &Limits, text: &str) -> Opti
     if levels > limits.max_levels || (nats && start == bytes.len()) {
         return None;
     }
+    words.word(&bytes[start..]);
     Some(levels)
 }
 
@@ -278,8 +292,25 @@ mod tests {
 mod plain_tests {
     use proptest::prelude::*;
 
-    use super::{check_topic, plain_depth, split_words};
+    use super::{check_topic, plain_words, split_words, WordSink};
     use crate::dialect::{Dialect, Limits};
+
+    impl<'t> WordSink<'t> for Vec<&'t [u8]> {
+        fn word(&mut self, word: &'t [u8]) {
+            self.push(word);
+        }
+    }
+
+    /// The words `plain_words` cuts, and what it returns.
+    fn plain(dialect: Dialect, limits: &Limits, text: &str) -> (Option<usize>, Vec<String>) {
+        let mut words: Vec<&[u8]> = Vec::new();
+        let n = plain_words(dialect, limits, text, &mut words);
+        let words = words
+            .iter()
+            .map(|w| String::from_utf8(w.to_vec()).unwrap())
+            .collect();
+        (n, words)
+    }
 
     proptest! {
         #[test]
@@ -289,9 +320,11 @@ mod plain_tests {
         ) {
             for dialect in [Dialect::Amqp, Dialect::Mqtt, Dialect::Nats] {
                 let limits = Limits { max_levels, ..Limits::for_dialect(dialect) };
-                if let Some(n) = plain_depth(dialect, &limits, &text) {
+                if let (Some(n), words) = plain(dialect, &limits, &text) {
                     prop_assert!(check_topic(dialect, &limits, &text).is_ok(), "{:?} {:?}", dialect, text);
-                    prop_assert_eq!(n, split_words(dialect, &text).count());
+                    let expected: Vec<&str> = split_words(dialect, &text).collect();
+                    prop_assert_eq!(n, expected.len());
+                    prop_assert_eq!(words, expected);
                 }
             }
         }
@@ -306,11 +339,13 @@ mod plain_tests {
             (Dialect::Nats, "a.b"),
         ] {
             let limits = Limits::for_dialect(dialect);
+            let (n, words) = plain(dialect, &limits, text);
             assert_eq!(
-                plain_depth(dialect, &limits, text),
+                n,
                 Some(split_words(dialect, text).count()),
                 "{dialect:?} {text:?}"
             );
+            assert_eq!(words, split_words(dialect, text).collect::<Vec<_>>());
         }
         for (dialect, text) in [
             (Dialect::Mqtt, "a/+"),
@@ -321,7 +356,7 @@ mod plain_tests {
         ] {
             let limits = Limits::for_dialect(dialect);
             assert_eq!(
-                plain_depth(dialect, &limits, text),
+                plain(dialect, &limits, text).0,
                 None,
                 "{dialect:?} {text:?}"
             );

@@ -31,9 +31,9 @@
 //!   tombstoned child from its parent, tombstoning the parent too if that empties it, upward.
 //! - A writer that meets a tombstone *helps*: it runs the same contraction from its own path,
 //!   then restarts from the root. So no operation waits for another: lock-free.
-//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks level by level
-//!   over (I-node, position) states (AMQP `#` states memoised), reading each main node with one
-//!   load.
+//! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks depth first over
+//!   (main node, position) states (AMQP `#` states memoised), reading each I-node with one load
+//!   as its state is pushed.
 //!
 //! # Invariants
 //! 1. A tombstone never changes again, and has no children or subscribers.

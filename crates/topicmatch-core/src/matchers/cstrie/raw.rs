@@ -194,15 +194,6 @@ impl INode {
         unsafe { &*main }.for_each_child(|child| pending.push(child));
         free_subtrees(pending);
     }
-
-    /// Hints the CPU to start fetching this I-node's cache lines, for a node the lookup visits
-    /// in its next level: the fetch overlaps the rest of this level. No effect on behaviour.
-    #[inline]
-    pub(super) fn prefetch(&self) {
-        // Its second cache line too: most of `first` lies there.
-        prefetch(self);
-        prefetch(&self.first.subs);
-    }
 }
 
 impl Drop for INode {
@@ -235,20 +226,6 @@ fn free_arrays(main: &Main) {
         // their stale arrays, and there is no newer one), and is listed once by the walk.
         unsafe { array.free() };
     }
-}
-
-/// Hints the CPU to start fetching the cache line of `value`. No effect on behaviour.
-#[inline]
-fn prefetch<T>(value: &T) {
-    #[cfg(all(target_arch = "x86_64", not(loom)))]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint that never faults and reads nothing observable; the
-        // address is a live reference besides.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(ptr::from_ref(value).cast::<i8>()) };
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
-    let _ = value;
 }
 
 /// The positions of `byte` among `bytes` as bits (bit `i` set if `bytes[i] == byte`): one SSE2

@@ -1,18 +1,21 @@
-//! The CS-trie lookup: the `trie`'s iterative (node, position) walk, reading each I-node's
-//! main node once per visit under one epoch pin and taking no lock.
+//! The CS-trie lookup: a depth-first walk over (main node, position) states under one epoch
+//! pin, taking no lock.
 //!
-//! The walk goes level by level: the I-nodes reached at one position are the states of that
-//! level, and visiting them fills the next level (their cache lines requested as they are
-//! found), so a level's branches are independent straight-line work, not a stack of pending
-//! branches. It is compiled once per dialect, so NATS and MQTT carry no AMQP `#` memo and only
-//! MQTT checks the `$` rule.
+//! The topic's words are cut and keyed once, up front ([`Probe`]). A state is a main node and
+//! the position of the word its children match; visiting one pushes the states of the children
+//! that word (or a wildcard) leads to, each child's I-node read as it is pushed, so the load of
+//! a main node overlaps the visits before it. Each I-node on a path is read once, after its
+//! parent: every path the walk follows is one the trie held while the lookup ran. The stack is
+//! inline for usual shapes (a topic of n words with a literal and a one-word wildcard child at
+//! every level needs n + 1 entries) and spills to the heap past that. The walk is compiled once
+//! per dialect, so NATS and MQTT carry no AMQP `#` memo and only MQTT checks the `$` rule.
 
 #[cfg(not(loom))]
 use std::cell::RefCell;
-use std::{mem, ptr};
+use std::ptr;
 
+use arrayvec::ArrayVec;
 use rustc_hash::FxHashSet;
-use smallvec::SmallVec;
 
 use super::kids::Probe;
 use super::nodes::Main;
@@ -21,7 +24,7 @@ use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, SubscriberId};
-use crate::topic::{check_topic, plain_depth, split_words};
+use crate::topic::{check_topic, plain_words, split_words, WordSink};
 
 #[cfg(not(loom))]
 thread_local! {
@@ -59,94 +62,72 @@ impl Drop for Memo {
     }
 }
 
-/// States a level holds inline; more go to the heap.
-const WIDTH: usize = 16;
+/// How many states the stack and how many words the probes hold inline; more go to the heap.
+const INLINE: usize = 16;
 
-/// The states of the level being walked and of the next one: the two halves of one inline
-/// array (no capacity check on reads, no heap for usual widths), each spilling to a vector past
-/// [`WIDTH`].
-struct Levels<'g> {
-    slots: [&'g INode; 2 * WIDTH],
-    /// Where the current level's half starts: 0 or [`WIDTH`].
-    base: usize,
-    /// The current level's length.
-    len: usize,
-    /// The next level's length.
-    next_len: usize,
-    /// The current level's states past [`WIDTH`].
-    spill: Vec<&'g INode>,
-    /// The next level's states past [`WIDTH`].
-    next_spill: Vec<&'g INode>,
+/// States waiting to be visited: a main node and the position of the word its children match.
+/// Inline up to [`INLINE`] (no heap for usual shapes), uninitialised until pushed. The order of
+/// visits does not matter: the result is the set of subscribers the states reach.
+struct Stack<'g> {
+    inline: ArrayVec<(&'g Main, usize), INLINE>,
+    /// The states past [`INLINE`].
+    spill: Vec<(&'g Main, usize)>,
 }
 
-impl<'g> Levels<'g> {
-    /// The first level, holding `root` alone.
-    #[inline]
-    fn new(root: &'g INode) -> Self {
-        Levels {
-            slots: [root; 2 * WIDTH],
-            base: 0,
-            len: 1,
-            next_len: 0,
-            spill: Vec::new(),
-            next_spill: Vec::new(),
-        }
-    }
-
-    /// State `i` of the current level (below `len`).
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // once per node visited
-    fn get(&self, i: usize) -> &'g INode {
-        if i < WIDTH {
-            self.slots[(self.base & WIDTH) | i]
-        } else {
-            self.spill[i - WIDTH]
-        }
-    }
-
-    /// Adds a state to the next level, its cache lines requested.
+impl<'g> Stack<'g> {
     #[inline(always)]
     #[allow(clippy::inline_always)] // once or twice per node visited
-    fn push_next(&mut self, inode: &'g INode) {
-        inode.prefetch();
-        if self.next_len < WIDTH {
-            self.slots[(!self.base & WIDTH) | self.next_len] = inode;
-        } else {
-            spill(&mut self.next_spill, inode);
+    fn push(&mut self, state: (&'g Main, usize)) {
+        if let Err(full) = self.inline.try_push(state) {
+            spill(&mut self.spill, full.element());
         }
-        self.next_len += 1;
     }
 
-    /// Adds a state to the current level, after those there (AMQP `#`, which may take no word).
-    #[inline]
-    fn push_cur(&mut self, inode: &'g INode) {
-        if self.len < WIDTH {
-            self.slots[(self.base & WIDTH) | self.len] = inode;
-        } else {
-            spill(&mut self.spill, inode);
-        }
-        self.len += 1;
-    }
-
-    /// Moves on: the next level becomes the current one.
     #[inline(always)]
-    #[allow(clippy::inline_always)] // once per level
-    fn advance(&mut self) {
-        self.base ^= WIDTH;
-        self.len = self.next_len;
-        self.next_len = 0;
-        if !(self.spill.is_empty() && self.next_spill.is_empty()) {
-            mem::swap(&mut self.spill, &mut self.next_spill);
-            self.next_spill.clear();
+    #[allow(clippy::inline_always)] // once per node visited
+    fn pop(&mut self) -> Option<(&'g Main, usize)> {
+        match self.inline.pop() {
+            Some(state) => Some(state),
+            None => self.spill.pop(),
         }
     }
 }
 
-/// Adds `inode` to a level past its inline slots.
+/// Pushes `state` past a stack's inline slots.
 #[cold]
 #[inline(never)]
-fn spill<'g>(states: &mut Vec<&'g INode>, inode: &'g INode) {
-    states.push(inode);
+fn spill<'g>(states: &mut Vec<(&'g Main, usize)>, state: (&'g Main, usize)) {
+    states.push(state);
+}
+
+impl<'w> WordSink<'w> for Words<'w> {
+    /// Keys the next word.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    fn word(&mut self, word: &'w [u8]) {
+        if let Err(full) = self.probes.try_push(Probe::of(word)) {
+            self.more.push(full.element());
+        }
+    }
+}
+
+/// The topic's words, cut and keyed once: inline up to [`INLINE`] words.
+struct Words<'w> {
+    probes: ArrayVec<Probe<'w>, INLINE>,
+    more: Vec<Probe<'w>>,
+}
+
+impl<'w> Words<'w> {
+    /// The word at `pos` (below the topic's word count).
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per node visited
+    fn at(&self, pos: usize) -> &Probe<'w> {
+        if pos < INLINE {
+            &self.probes[pos]
+        } else {
+            &self.more[pos - INLINE]
+        }
+    }
 }
 
 /// A dialect's walk, chosen at compile time.
@@ -231,7 +212,6 @@ macro_rules! take {
 }
 
 /// [`lookup_pinned`] for one dialect, and `FIRST_ONLY` or not.
-#[allow(clippy::too_many_lines)] // one loop: split, its branches would pass a dozen locals
 fn walk<R: Rules, const FIRST_ONLY: bool>(
     trie: &CsTrieMatcher,
     topic: &str,
@@ -241,97 +221,69 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     let dialect = R::DIALECT;
     let amqp = dialect == Dialect::Amqp;
     let limits = &trie.config.limits;
-    // One pass over the bytes for a plainly valid topic; anything else is validated (and its
-    // error reported) the long way. The words are cut as the walk reaches them.
-    let n = if let Some(n) = plain_depth(dialect, limits, topic) {
+    // One pass over the bytes cuts and keys the words of a plainly valid topic; anything else
+    // is validated (and its error reported) the long way.
+    let mut words = Words {
+        probes: ArrayVec::new(),
+        more: Vec::new(),
+    };
+    let n = if let Some(n) = plain_words(dialect, limits, topic, &mut words) {
         n
     } else {
         check_topic(dialect, limits, topic)?;
-        split_words(dialect, topic).count()
+        words.probes.clear();
+        words.more.clear();
+        for word in split_words(dialect, topic) {
+            words.word(word.as_bytes());
+        }
+        words.probes.len() + words.more.len()
     };
-    let bytes = topic.as_bytes();
-    let sep = dialect.separator();
-    // Where the next word starts.
-    let mut from = 0;
     let start = out.len();
-    let root: &INode = &trie.root;
-    let mut walk = Levels::new(root);
-    // AMQP `#` states for positions past the next one.
-    let mut hashes = Hashes::default();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
-    // MQTT: a topic starting with `$` is not matched by wildcards at the root (the first
-    // level, whose only state is the root: only AMQP adds states to a level it is walking).
-    let mut wild = !(dialect == Dialect::Mqtt && topic.starts_with('$'));
-
-    let mut pos = 0;
-    while pos < n {
-        // The word at `pos`, cut even where the level turns out empty.
-        let rest = bytes.get(from..).unwrap_or_default();
-        let len = rest.iter().position(|&b| b == sep).unwrap_or(rest.len());
-        let word = &rest[..len];
-        from += len + 1;
-        if amqp {
-            hashes.join(&mut walk, pos);
-        }
-        if walk.len == 0 {
-            if hashes.later.is_empty() {
-                break;
-            }
-            walk.advance();
-            pos += 1;
-            continue;
-        }
-        let probe = Probe::of(word);
-        let mut k = 0;
-        while k < walk.len {
-            let inode = walk.get(k);
-            k += 1;
-            let node = inode.load(pin);
-            if wild {
-                if let Some(multi) = &node.multi {
-                    let multi = multi.get(pin);
-                    if let Some(ends) = multi_ends(multi, pin, amqp, pos, n, &mut walk, &mut hashes)
-                    {
-                        take!(ends, out, sets, FIRST_ONLY);
-                    }
-                }
-                if let Some(one) = &node.one {
-                    walk.push_next(one.get(pin));
-                }
-            }
-            if let Some(child) = node.words.find(&probe) {
-                walk.push_next(child.get(pin));
-            }
-        }
-        walk.advance();
-        wild = true;
-        pos += 1;
-    }
-    if pos == n {
-        if amqp {
-            hashes.join(&mut walk, pos);
-        }
-        // The last level: the patterns ending here match, and those ending in a multi-word
-        // wildcard that takes no more words (never in NATS).
-        let mut k = 0;
-        while k < walk.len {
-            let inode = walk.get(k);
-            k += 1;
-            let node = inode.load(pin);
-            take!(node, out, sets, FIRST_ONLY);
-            if dialect == Dialect::Nats || !wild {
-                continue;
-            }
-            if let Some(multi) = &node.multi {
+    // MQTT: a topic starting with `$` is not matched by wildcards at the root (position 0,
+    // whose only state is the root: only an AMQP `#` adds states at the position it is at).
+    let wild_root = !(dialect == Dialect::Mqtt && topic.starts_with('$'));
+    let mut memo = Memo::default();
+    let mut stack = Stack {
+        inline: ArrayVec::new(),
+        spill: Vec::new(),
+    };
+    stack.push((trie.root.load(pin), 0));
+    // A multi-word wildcard child of `node`, at `pos`: its patterns match what is left, or an
+    // AMQP `#` swallows words.
+    macro_rules! multi {
+        ($node:ident, $pos:ident) => {
+            if let Some(multi) = &$node.multi {
                 let multi = multi.get(pin);
-                if let Some(ends) = multi_ends(multi, pin, amqp, pos, n, &mut walk, &mut hashes) {
+                if let Some(ends) = multi_ends(multi, pin, amqp, $pos, n, &mut stack, &mut memo) {
                     take!(ends, out, sets, FIRST_ONLY);
                 }
             }
+        };
+    }
+    while let Some((node, pos)) = stack.pop() {
+        if pos == n {
+            // The patterns ending here match, and those ending in a multi-word wildcard that
+            // takes no more words (never in NATS).
+            take!(node, out, sets, FIRST_ONLY);
+            if dialect == Dialect::Nats || (pos == 0 && !wild_root) {
+                continue;
+            }
+            multi!(node, pos);
+            continue;
+        }
+        if pos != 0 || wild_root {
+            multi!(node, pos);
+            if let Some(one) = &node.one {
+                stack.push((one.get(pin).load(pin), pos + 1));
+            }
+        }
+        if let Some(child) = node.words.find(words.at(pos)) {
+            stack.push((child.get(pin).load(pin), pos + 1));
         }
     }
-    drop(hashes);
+    drop(memo);
     if FIRST_ONLY {
         return Ok(false);
     }
@@ -344,7 +296,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
 /// The multi-word wildcard child `multi`, reached at `pos`: its main node if its patterns end
 /// the match here (NATS `>` takes one word or more, MQTT `#` any number, and an AMQP `#`
 /// without children any number), else `None`: an AMQP `#` with children swallows words and
-/// walks on ([`Hashes::swallow`]).
+/// walks on ([`swallow`]).
 #[inline(always)]
 #[allow(clippy::inline_always)] // once per node with a multi-word child, in the walk's loop
 fn multi_ends<'g>(
@@ -353,67 +305,35 @@ fn multi_ends<'g>(
     amqp: bool,
     pos: usize,
     n: usize,
-    walk: &mut Levels<'g>,
-    hashes: &mut Hashes<'g>,
+    stack: &mut Stack<'g>,
+    memo: &mut Memo,
 ) -> Option<&'g Main> {
     let node = multi.load(pin);
     if !amqp || node.is_childless() {
         return Some(node);
     }
-    hashes.swallow(multi, pos, n, walk);
+    swallow(multi, node, pos, n, stack, memo);
     None
 }
 
-/// One lookup's AMQP `#` bookkeeping: the states visited, and those waiting for a position
-/// past the next one.
-#[derive(Default)]
-struct Hashes<'g> {
-    memo: Memo,
-    later: SmallVec<[(&'g INode, usize); 8]>,
-}
-
-impl<'g> Hashes<'g> {
-    /// An AMQP `#` at `multi`, reached at `pos`, swallows k >= 0 words: the states
-    /// (multi, pos..=n), each visited once. `multi` joins the current level (walked after the
-    /// states already there) and the next one in `walk`; later positions wait here.
-    #[inline(never)]
-    fn swallow(&mut self, multi: &'g INode, pos: usize, n: usize, walk: &mut Levels<'g>) {
-        let id = ptr::from_ref::<INode>(multi) as usize;
-        for p in pos..=n {
-            if !self.memo.first_visit((id, p as u32)) {
-                // Reached before: so were all later positions from there.
-                break;
-            }
-            if p == pos {
-                walk.push_cur(multi);
-            } else if p == pos + 1 {
-                walk.push_next(multi);
-            } else {
-                self.later.push((multi, p));
-            }
+/// An AMQP `#` at `multi` (whose main node is `node`), reached at `pos`, swallows k >= 0
+/// words: the states (multi, pos..=n), each visited once per lookup.
+#[inline(never)]
+fn swallow<'g>(
+    multi: &'g INode,
+    node: &'g Main,
+    pos: usize,
+    n: usize,
+    stack: &mut Stack<'g>,
+    memo: &mut Memo,
+) {
+    let id = ptr::from_ref::<INode>(multi) as usize;
+    for p in pos..=n {
+        if !memo.first_visit((id, p as u32)) {
+            // Reached before: so were all later positions from there.
+            break;
         }
-    }
-
-    /// The states waiting for `pos` join its level.
-    #[inline]
-    fn join(&mut self, walk: &mut Levels<'g>, pos: usize) {
-        if self.memo.used && !self.later.is_empty() {
-            self.join_waiting(walk, pos);
-        }
-    }
-
-    #[inline(never)]
-    fn join_waiting(&mut self, walk: &mut Levels<'g>, pos: usize) {
-        let mut i = 0;
-        while i < self.later.len() {
-            let (inode, p) = self.later[i];
-            if p == pos {
-                walk.push_cur(inode);
-                self.later.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        stack.push((node, p));
     }
 }
 
@@ -473,8 +393,8 @@ mod tests {
         }
     }
 
-    /// Every pattern of `words` with any of them replaced by `one`: 2^6 = 64 states at the
-    /// last level of a topic of those words, past a level's 16 inline slots.
+    /// Every pattern of `words` with any of them replaced by `one`: 2^6 = 64 states reach the
+    /// last level of a topic of those words.
     fn every_mix(words: &[&str], one: &str, sep: &str) -> Vec<String> {
         (0..1u32 << words.len())
             .map(|mask| {
@@ -489,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn a_level_wider_than_its_inline_slots_spills_and_finds_everything() {
+    fn sixty_four_states_at_the_last_level_find_everything() {
         let words = ["a", "bb", "c", "dd", "e", "f"];
         for (dialect, one, sep) in [
             (Dialect::Amqp, "*", "."),
@@ -523,6 +443,40 @@ mod tests {
                 "x.a.b.y.c.d",
                 "d.c.b.a",
             ],
+        );
+    }
+
+    #[test]
+    fn a_deep_topic_spills_its_words_and_states_to_the_heap() {
+        // 20 words (past the 16 inline probes); every level of the literal path also has a
+        // one-word wildcard child, so the stack holds 20 pending states (past its 16 slots).
+        let words: Vec<String> = (0..20).map(|i| format!("w{i}")).collect();
+        for (dialect, one, sep) in [
+            (Dialect::Amqp, "*", "."),
+            (Dialect::Mqtt, "+", "/"),
+            (Dialect::Nats, "*", "."),
+        ] {
+            let mut patterns = vec![words.join(sep)];
+            for i in 0..words.len() {
+                let mut mixed = words.clone();
+                mixed[i] = one.to_owned();
+                patterns.push(mixed.join(sep));
+            }
+            let topic = words.join(sep);
+            let other = format!("{topic}{sep}x");
+            same_as_naive(
+                dialect,
+                &patterns,
+                &[&topic, &other, &words[..17].join(sep)],
+            );
+        }
+        // AMQP `#` with children swallowing 0 to 20 words: 21 states pushed at once.
+        let mut patterns = vec!["#.w19".to_owned(), "w0.#.w19".to_owned(), "#.#".to_owned()];
+        patterns.push(format!("{}.#", words[..18].join(".")));
+        same_as_naive(
+            Dialect::Amqp,
+            &patterns,
+            &[&words.join("."), "w19", "w0.w19"],
         );
     }
 
