@@ -262,25 +262,41 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
             }
         };
     }
+    // A state at the last position: the patterns ending here match, and those ending in a
+    // multi-word wildcard that takes no more words (never in NATS).
+    macro_rules! last {
+        ($node:ident, $pos:ident) => {
+            take!($node, out, sets, FIRST_ONLY);
+            if dialect != Dialect::Nats && ($pos != 0 || wild_root) {
+                multi!($node, $pos);
+            }
+        };
+    }
+    // A child's state at `next`: visited at once if it is the last position (no push and pop).
+    macro_rules! reach {
+        ($child:expr, $next:ident) => {
+            let child = $child.get(pin).load(pin);
+            if $next == n {
+                last!(child, $next);
+            } else {
+                stack.push((child, $next));
+            }
+        };
+    }
     while let Some((node, pos)) = stack.pop() {
         if pos == n {
-            // The patterns ending here match, and those ending in a multi-word wildcard that
-            // takes no more words (never in NATS).
-            take!(node, out, sets, FIRST_ONLY);
-            if dialect == Dialect::Nats || (pos == 0 && !wild_root) {
-                continue;
-            }
-            multi!(node, pos);
+            last!(node, pos);
             continue;
         }
+        let next = pos + 1;
         if pos != 0 || wild_root {
             multi!(node, pos);
             if let Some(one) = &node.one {
-                stack.push((one.get(pin).load(pin), pos + 1));
+                reach!(one, next);
             }
         }
         if let Some(child) = node.words.find(words.at(pos)) {
-            stack.push((child.get(pin).load(pin), pos + 1));
+            reach!(child, next);
         }
     }
     drop(memo);
