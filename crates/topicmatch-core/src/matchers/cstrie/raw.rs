@@ -428,8 +428,10 @@ pub(super) struct Pin<'r> {
 
 impl Pin<'_> {
     /// Frees what a successful CAS unlinked once no pinned thread can hold it: one deferred
-    /// function per CAS (crossbeam-epoch frees a bounded number per pin, so fewer, larger
-    /// batches keep up with a churn that unlinks many nodes per operation).
+    /// function per CAS. Crossbeam-epoch frees at most 8 bags of 64 deferred functions every
+    /// 128 pins (four per pin), so a writer that defers more per operation outruns it (a churn
+    /// of subscribe and unsubscribe then grows without bound), and every 64 deferred functions
+    /// cost it a 2 KiB bag from the global allocator.
     ///
     /// # Safety
     /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
@@ -440,13 +442,11 @@ impl Pin<'_> {
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
-            if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
-                // An update's usual case: the old main node with its first stale array in one
-                // deferred function (three words, kept inline: no allocation), any other array
-                // in one of its own; not more of them than an epoch frees per pin.
+            if retired.inode.is_none() && retired.arrays.len() <= 1 {
+                // The old main node with at most one stale array: three words, kept inline in
+                // the deferred function (no allocation).
                 let main = retired.main;
-                let mut arrays = retired.arrays.into_iter();
-                let first = arrays.next();
+                let first = retired.arrays.into_iter().next();
                 if main.is_null() {
                     if let Some(array) = first {
                         self.guard.defer_unchecked(move || array.free());
@@ -459,12 +459,16 @@ impl Pin<'_> {
                         }
                     });
                 }
-                for array in arrays {
-                    self.guard.defer_unchecked(move || array.free());
-                }
             } else {
-                let retired = Box::new(retired);
-                self.guard.defer_unchecked(move || retired.free());
+                // More (an insert below a wide level retires the main node and a HAMT path):
+                // one block from the thread's cache, so still one deferred function per CAS.
+                let retired = pool::new_box(retired);
+                self.guard.defer_unchecked(move || {
+                    let block = retired.as_ptr();
+                    block.read().free();
+                    // The `Retired` was moved out above: free the block without dropping it.
+                    pool::dealloc(retired.cast::<u8>(), std::alloc::Layout::new::<Retired>());
+                });
             }
         }
         #[cfg(loom)]
@@ -486,12 +490,6 @@ impl Pin<'_> {
         }
     }
 }
-
-/// Most stale arrays deferred one by one; more go in one batch. Crossbeam-epoch frees at most
-/// 8 bags of 64 deferred functions every 128 pins (four per pin), so a writer that defers more
-/// per operation outruns it: a churn of subscribe and unsubscribe then grows without bound.
-#[cfg(not(loom))]
-const FEW_DEFERRED: usize = 2;
 
 /// What one successful CAS unlinked: the replaced main node (null if it was its I-node's
 /// `first`, freed with the I-node), the unlinked tombstoned I-node of a contraction, the stale
