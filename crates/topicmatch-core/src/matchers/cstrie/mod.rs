@@ -167,6 +167,10 @@ impl Matcher for CsTrieMatcher {
         let mut edges = Edges::new();
         edges_of(pattern, &mut edges);
         let pin = self.reclaim.pin();
+        // The missing suffix built for a CAS that failed, with the depth it hangs below: a
+        // retry at that depth (another writer changed the same level, the usual collision)
+        // links it again instead of building a new one.
+        let mut built: Option<(usize, Fresh)> = None;
         'restart: loop {
             let mut path: Path<'_> = SmallVec::new();
             path.push(&self.root);
@@ -190,14 +194,18 @@ impl Matcher for CsTrieMatcher {
                     path.push(child.get(&pin));
                     continue;
                 }
-                // On a failed CAS the unpublished chain is dropped, freeing it.
-                let suffix = Self::chain(&edges[depth + 1..], subscriber);
+                // An unpublished chain not linked in the end is dropped, freeing it.
+                let suffix = match built.take() {
+                    Some((at, suffix)) if at == depth => suffix,
+                    _ => Self::chain(&edges[depth + 1..], subscriber),
+                };
                 let mut delta = Delta::default();
                 let next = main.with_child(edges[depth], suffix.child(), &mut delta);
                 if inode.cas(main, next, delta, &pin) {
                     suffix.publish();
                     return;
                 }
+                built = Some((depth, suffix));
             }
         }
     }

@@ -8,6 +8,9 @@
 //! crossbeam-epoch's own atomics) retired nodes are instead kept until the matcher is dropped:
 //! never freeing early is trivially safe, and the models then check the CAS protocol itself.
 //!
+//! Node memory (main nodes, I-nodes, HAMT nodes) comes from and returns to a per-thread cache
+//! of free blocks ([`pool`]): it changes where a freed block goes, never when it is freed.
+//!
 //! # Who owns an I-node
 //! A main node links its children by [`Child`], a plain pointer with no reference count, so
 //! that copying a level (the path copy of its array or HAMT) touches no child's memory. Every
