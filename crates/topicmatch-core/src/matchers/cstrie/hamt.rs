@@ -188,7 +188,11 @@ impl<K: Copy + Send + Sync, V: Copy + Send + Sync> Node<K, V> {
         let rest = if occupied { pos + 1 } else { pos };
         // Two copies around the new slot, straight into the new node.
         delta.stale(Array::of(self.slots));
-        alloc(self.bitmap | bit, &[&old[..pos], &[slot], &old[rest..]], delta)
+        alloc(
+            self.bitmap | bit,
+            &[&old[..pos], &[slot], &old[rest..]],
+            delta,
+        )
     }
 
     /// A copy without the slot at `pos`, replacing this node (listed as stale).

@@ -15,7 +15,7 @@
 //!
 //! A thread's cache is freed when the thread exits; a free that runs after that (an epoch
 //! collection during thread teardown) goes to the global allocator. Under loom, and with
-//! `--cfg topicmatch_no_pool` (the valgrind and AddressSanitizer runs that should see every
+//! `--cfg topicmatch_no_pool` (the sanitizer runs that should see every
 //! use of a freed node), nothing is cached: every block goes straight back.
 
 use std::alloc::Layout;
@@ -243,7 +243,11 @@ mod tests {
         unsafe { dealloc(a, layout) };
         let b = new_box([7u64; 11]);
         #[cfg(not(topicmatch_no_pool))]
-        assert_eq!(a.as_ptr(), b.as_ptr().cast::<u8>(), "the cache hands back its last block");
+        assert_eq!(
+            a.as_ptr(),
+            b.as_ptr().cast::<u8>(),
+            "the cache hands back its last block"
+        );
         // SAFETY: `b` holds a live value made by `new_box`.
         assert_eq!(unsafe { *b.as_ptr() }, [7; 11]);
         // SAFETY: `b` came from `new_box`, freed once.
