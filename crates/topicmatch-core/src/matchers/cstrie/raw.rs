@@ -445,33 +445,47 @@ impl Pin<'_> {
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
-            if retired.inode.is_none() && retired.arrays.len() <= 1 {
-                // The old main node with at most one stale array: three words, kept inline in
-                // the deferred function (no allocation).
-                let main = retired.main;
-                let first = retired.arrays.into_iter().next();
-                if main.is_null() {
-                    if let Some(array) = first {
+            let few = retired.inode.is_none() && retired.arrays.len() <= 2;
+            // Several (an insert below a wide level retires the main node and a HAMT path) go
+            // as one batch in one deferred function when the thread's cache has a block for it;
+            // two arrays or fewer are otherwise deferred inline (an allocation from the global
+            // allocator would cost more than a second deferred function).
+            let retired = if retired.inode.is_none() && retired.arrays.len() <= 1 {
+                Err(retired)
+            } else if few {
+                pool::cached_box(retired)
+            } else {
+                Ok(pool::new_box(retired))
+            };
+            match retired {
+                Err(retired) => {
+                    // The old main node with its first stale array: three words, kept inline in
+                    // the deferred function (no allocation); a second array in one of its own.
+                    let main = retired.main;
+                    let mut arrays = retired.arrays.into_iter();
+                    let first = arrays.next();
+                    if main.is_null() {
+                        if let Some(array) = first {
+                            self.guard.defer_unchecked(move || array.free());
+                        }
+                    } else {
+                        self.guard.defer_unchecked(move || {
+                            pool::free_box(NonNull::new_unchecked(main));
+                            if let Some(array) = first {
+                                array.free();
+                            }
+                        });
+                    }
+                    for array in arrays {
                         self.guard.defer_unchecked(move || array.free());
                     }
-                } else {
-                    self.guard.defer_unchecked(move || {
-                        pool::free_box(NonNull::new_unchecked(main));
-                        if let Some(array) = first {
-                            array.free();
-                        }
-                    });
                 }
-            } else {
-                // More (an insert below a wide level retires the main node and a HAMT path):
-                // one block from the thread's cache, so still one deferred function per CAS.
-                let retired = pool::new_box(retired);
-                self.guard.defer_unchecked(move || {
+                Ok(retired) => self.guard.defer_unchecked(move || {
                     let block = retired.as_ptr();
                     block.read().free();
                     // The `Retired` was moved out above: free the block without dropping it.
                     pool::dealloc(retired.cast::<u8>(), std::alloc::Layout::new::<Retired>());
-                });
+                }),
             }
         }
         #[cfg(loom)]

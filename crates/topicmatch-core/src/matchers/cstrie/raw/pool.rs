@@ -100,6 +100,21 @@ pub(super) fn new_box<T>(value: T) -> NonNull<T> {
     block
 }
 
+/// Moves `value` into a block of this thread's cache if it has one free (no call to the
+/// global allocator), or gives it back. Free the block like one from [`new_box`].
+#[inline]
+pub(super) fn cached_box<T>(value: T) -> Result<NonNull<T>, T> {
+    #[cfg(not(any(loom, topicmatch_no_pool)))]
+    if let Some(block) = class_of(Layout::new::<T>()).and_then(cache::pop) {
+        let block = block.cast::<T>();
+        // SAFETY: a free block of `T`'s class: `T`'s size rounded up, 16-byte aligned, and
+        // only alignments up to 16 get a class.
+        unsafe { block.as_ptr().write(value) };
+        return Ok(block);
+    }
+    Err(value)
+}
+
 /// Drops the value in a block from [`new_box`] and frees the block.
 ///
 /// # Safety
