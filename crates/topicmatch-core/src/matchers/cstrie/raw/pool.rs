@@ -26,9 +26,11 @@ const GRAIN: usize = 16;
 /// The largest block the cache keeps: a full 16-slot HAMT node of 32-byte slots.
 const LARGEST: usize = 512;
 /// Number of size classes.
+#[cfg(not(any(loom, topicmatch_no_pool)))]
 const CLASSES: usize = LARGEST / GRAIN;
 /// Most bytes kept per size class per thread: a burst of a few hundred freed nodes of a
 /// class fits (128 full HAMT nodes, 682 main nodes), and a thread keeps at most 2 MiB.
+#[cfg(not(any(loom, topicmatch_no_pool)))]
 const BUDGET: usize = 64 * 1024;
 
 /// The size class of `layout` (1-based: class `c` holds blocks of `c * GRAIN` bytes), or `None`
@@ -102,6 +104,7 @@ pub(super) fn new_box<T>(value: T) -> NonNull<T> {
 
 /// Moves `value` into a block of this thread's cache if it has one free (no call to the
 /// global allocator), or gives it back. Free the block like one from [`new_box`].
+#[cfg(not(loom))]
 #[inline]
 pub(super) fn cached_box<T>(value: T) -> Result<NonNull<T>, T> {
     #[cfg(not(any(loom, topicmatch_no_pool)))]
