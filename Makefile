@@ -103,11 +103,16 @@ loom: ## Model-check the cstrie's CAS protocol with loom (every interleaving of 
 CSTRIE_TESTS := --lib --test conformance --test stress
 VALGRIND := valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
+# Twice: as built (the cstrie's node cache included), then with the cache off
+# (`--cfg topicmatch_no_pool`) so that memcheck sees every node freed and any use after it.
 valgrind: ## Run the cstrie tests under valgrind memcheck
 	CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$(VALGRIND)" cargo test -p topicmatch-core --release $(CSTRIE_TESTS)
+	RUSTFLAGS="--cfg topicmatch_no_pool" CARGO_TARGET_DIR=target/valgrind \
+	  CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$(VALGRIND)" cargo test -p topicmatch-core --release $(CSTRIE_TESTS)
 
+# With the cstrie's node cache off, so that ASan sees every node freed.
 asan: ## Run the cstrie tests under AddressSanitizer (stable rustc via RUSTC_BOOTSTRAP)
-	RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan \
+	RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address --cfg topicmatch_no_pool" CARGO_TARGET_DIR=target/asan \
 	  cargo test -p topicmatch-core --target x86_64-unknown-linux-gnu $(CSTRIE_TESTS)
 
 clean: ## Remove build products and the virtualenv

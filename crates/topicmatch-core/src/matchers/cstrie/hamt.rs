@@ -164,13 +164,13 @@ impl<K, V> Node<K, V> {
     }
 }
 
-/// A new node of `slots`, listed as fresh in `delta`.
-fn alloc<K: Send + Sync, V: Send + Sync>(
+/// A new node of the slots of `parts` in turn, listed as fresh in `delta`.
+fn alloc<K: Copy + Send + Sync, V: Copy + Send + Sync>(
     bitmap: u32,
-    slots: Box<[Slot<K, V>]>,
+    parts: &[&[Slot<K, V>]],
     delta: &mut Delta,
 ) -> Node<K, V> {
-    let slots = Shared::new(slots);
+    let slots = Shared::concat(parts);
     delta.fresh(Array::of(slots));
     Node { bitmap, slots }
 }
@@ -186,49 +186,46 @@ impl<K: Copy + Send + Sync, V: Copy + Send + Sync> Node<K, V> {
     ) -> Node<K, V> {
         let old = self.slots.get();
         let rest = if occupied { pos + 1 } else { pos };
-        // Two `memcpy`s around the new slot.
-        let mut slots = Vec::with_capacity(pos + 1 + old.len() - rest);
-        slots.extend_from_slice(&old[..pos]);
-        slots.push(slot);
-        slots.extend_from_slice(&old[rest..]);
+        // Two copies around the new slot, straight into the new node.
         delta.stale(Array::of(self.slots));
-        alloc(self.bitmap | bit, slots.into_boxed_slice(), delta)
+        alloc(
+            self.bitmap | bit,
+            &[&old[..pos], &[slot], &old[rest..]],
+            delta,
+        )
     }
 
     /// A copy without the slot at `pos`, replacing this node (listed as stale).
     fn without_slot(&self, bit: u32, pos: usize, delta: &mut Delta) -> Node<K, V> {
         let old = self.slots.get();
-        let mut slots = Vec::with_capacity(old.len() - 1);
-        slots.extend_from_slice(&old[..pos]);
-        slots.extend_from_slice(&old[pos + 1..]);
         delta.stale(Array::of(self.slots));
-        alloc(self.bitmap & !bit, slots.into_boxed_slice(), delta)
+        alloc(self.bitmap & !bit, &[&old[..pos], &old[pos + 1..]], delta)
     }
 }
 
 /// A node holding two slots (entries or collision nodes, with their hashes), splitting as deep
 /// as their hashes agree; a collision node if the hashes are equal (then both are entries).
-fn two_slots<K: Send + Sync, V: Send + Sync>(
+fn two_slots<K: Copy + Send + Sync, V: Copy + Send + Sync>(
     shift: u32,
     a: (u64, Slot<K, V>),
     b: (u64, Slot<K, V>),
     delta: &mut Delta,
 ) -> Node<K, V> {
     if a.0 == b.0 {
-        return alloc(0, Box::new([a.1, b.1]), delta);
+        return alloc(0, &[&[a.1, b.1]], delta);
     }
     let bit_a = bit_of(a.0, shift);
     let bit_b = bit_of(b.0, shift);
     if bit_a == bit_b {
         let inner = two_slots(shift + BITS, a, b, delta);
-        return alloc(bit_a, Box::new([Slot::Branch(inner)]), delta);
+        return alloc(bit_a, &[&[Slot::Branch(inner)]], delta);
     }
     let slots = if bit_a < bit_b {
         [a.1, b.1]
     } else {
         [b.1, a.1]
     };
-    alloc(bit_a | bit_b, Box::new(slots), delta)
+    alloc(bit_a | bit_b, &[&slots], delta)
 }
 
 /// What replaces a node after a removal below it.
@@ -346,7 +343,7 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
                     None => slots.push(Slot::Entry(key, value)),
                 }
                 delta.stale(Array::of(node.slots));
-                return (alloc(0, slots.into(), delta), at.is_none());
+                return (alloc(0, &[&slots], delta), at.is_none());
             }
             let bit = bit_of(hash, shift);
             let (pos, occupied) = node.position(bit);
@@ -375,7 +372,7 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
         let hash = key.place();
         match &self.root() {
             None => {
-                let root = alloc(bit_of(hash, 0), Box::new([Slot::Entry(key, value)]), delta);
+                let root = alloc(bit_of(hash, 0), &[&[Slot::Entry(key, value)]], delta);
                 Hamt::of(Some(root), 1)
             }
             Some(root) => {
@@ -411,7 +408,7 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
                 return Some(Rest::Slot(if slots.len() == 1 {
                     slots.pop().expect("one left")
                 } else {
-                    Slot::Branch(alloc(0, slots.into(), delta))
+                    Slot::Branch(alloc(0, &[&slots], delta))
                 }));
             }
             let bit = bit_of(hash, shift);
@@ -453,7 +450,7 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
         let root = match go(&root, 0, hash, &is_key, delta)? {
             Rest::Empty => None,
             Rest::Slot(Slot::Branch(node)) if !node.is_collision() => Some(node),
-            Rest::Slot(slot) => Some(alloc(bit_of(slot.hash(), 0), Box::new([slot]), delta)),
+            Rest::Slot(slot) => Some(alloc(bit_of(slot.hash(), 0), &[&[slot]], delta)),
         };
         Some(Hamt::of(root, self.len - 1))
     }

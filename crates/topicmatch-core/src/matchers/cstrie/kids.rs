@@ -341,22 +341,19 @@ impl Kids {
         matches!(self, Kids::Tomb)
     }
 
-    /// A version with `child` along `word` (replacing any child there), its HAMT nodes
-    /// recorded in `delta`. Not for a tombstone, which never changes.
+    /// A version with `child` along `word`, which has no child here (an insert adds only
+    /// missing levels, so no search for a child to replace), its HAMT nodes recorded in
+    /// `delta`. Not for a tombstone, which never changes.
     pub(super) fn with(&self, word: &str, key: Key, child: Child, delta: &mut Delta) -> Kids {
-        // A word already here keeps its label (and its long word's copy).
-        let label = match self.label(word, key) {
-            Some(label) => label,
-            None => Label::new(word, key, delta),
-        };
+        debug_assert!(self.label(word, key).is_none(), "a new child only");
+        let label = Label::new(word, key, delta);
         match self {
             Kids::Narrow(_) | Kids::Tomb => {
                 let kids = match self {
                     Kids::Narrow(Some(narrow)) => &narrow.kids[..],
                     _ => &[],
                 };
-                let at = kids.iter().position(|kid| kid.label.is(word, key));
-                if at.is_none() && kids.len() == NARROW {
+                if kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
                         map = map.insert(kid.label, kid.child, |_| false, delta);
@@ -364,18 +361,11 @@ impl Kids {
                     return Kids::Wide(map.insert(label, child, |_| false, delta));
                 }
                 let kid = Kid { label, child };
-                // Exact-size iterators: the shared array is allocated once, in place.
-                let next: Arc<[Kid]> = match at {
-                    Some(at) => kids
-                        .iter()
-                        .enumerate()
-                        .map(|(i, old)| if i == at { kid } else { *old })
-                        .collect(),
-                    None => kids.iter().copied().chain([kid]).collect(),
-                };
+                // An exact-size iterator: the shared array is allocated once, in place.
+                let next: Arc<[Kid]> = kids.iter().copied().chain([kid]).collect();
                 Kids::Narrow(Some(Narrow::of(next)))
             }
-            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |l| l.is(word, key), delta)),
+            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |_| false, delta)),
         }
     }
 

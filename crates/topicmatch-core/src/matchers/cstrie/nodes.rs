@@ -109,7 +109,8 @@ impl Main {
         }
     }
 
-    /// A copy with `child` along `edge`; `delta` records the shared arrays it changed.
+    /// A copy with `child` along `edge`, which has no child here (an insert adds only missing
+    /// levels); `delta` records the shared arrays it changed.
     pub(super) fn with_child(&self, edge: Edge<'_>, child: Child, delta: &mut Delta) -> Main {
         match edge {
             Edge::Word(word, key) => {

@@ -8,6 +8,9 @@
 //! crossbeam-epoch's own atomics) retired nodes are instead kept until the matcher is dropped:
 //! never freeing early is trivially safe, and the models then check the CAS protocol itself.
 //!
+//! Node memory (main nodes, I-nodes, HAMT nodes) comes from and returns to a per-thread cache
+//! of free blocks ([`pool`]): it changes where a freed block goes, never when it is freed.
+//!
 //! # Who owns an I-node
 //! A main node links its children by [`Child`], a plain pointer with no reference count, so
 //! that copying a level (the path copy of its array or HAMT) touches no child's memory. Every
@@ -41,6 +44,8 @@ use smallvec::SmallVec;
 use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
+mod pool;
+
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
 /// reachable, and points to a main node that this I-node owns: a boxed one, or `first`.
@@ -57,19 +62,20 @@ impl INode {
     /// A new I-node owning `main`, boxed apart (the root, which moves with the matcher).
     pub(super) fn new(main: Main) -> Self {
         INode {
-            main: AtomicPtr::new(Box::into_raw(Box::new(main))),
+            main: AtomicPtr::new(pool::new_box(main).as_ptr()),
             first: Main::default(),
         }
     }
 
     /// A new boxed I-node whose main node is `main`, kept in the I-node's own allocation.
     fn boxed(main: Main) -> NonNull<INode> {
-        let inode = Box::into_raw(Box::new(INode {
+        let inode = pool::new_box(INode {
             main: AtomicPtr::new(ptr::null_mut()),
             first: main,
-        }));
+        })
+        .as_ptr();
         // SAFETY: `inode` is the live allocation just made, not shared yet; the address of its
-        // `first` stays valid as long as the I-node, which is never moved out of its box.
+        // `first` stays valid as long as the I-node, which is never moved out of its block.
         unsafe {
             let first = ptr::addr_of_mut!((*inode).first);
             // Relaxed: the I-node is not shared yet; whoever publishes it orders this store
@@ -138,7 +144,7 @@ impl INode {
         unlinked: Option<Child>,
         pin: &Pin<'_>,
     ) -> bool {
-        let new = Box::into_raw(Box::new(new));
+        let new = pool::new_box(new).as_ptr();
         // Success: Release publishes `new` and the nodes built for it to the Acquire loads of
         // `load`; Acquire orders our teardown of `current` after its writer's stores. Failure:
         // Acquire is not needed for correctness (the caller reloads with Acquire) but keeps the
@@ -176,8 +182,8 @@ impl INode {
                 true
             }
             Err(_) => {
-                // SAFETY: `new` came from `Box::into_raw` above and was never published.
-                drop(unsafe { Box::from_raw(new) });
+                // SAFETY: `new` came from `new_box` above and was never published.
+                unsafe { pool::free_box(NonNull::new_unchecked(new)) };
                 delta.discard();
                 false
             }
@@ -208,9 +214,12 @@ impl Drop for INode {
         } else {
             // SAFETY: the I-node is being dropped, so unreachable by any pinned thread (whoever
             // could reach it through a published main node has unpinned, see `load`), and owns
-            // `main`, a boxed main node (not `first`); the swap leaves null, so it is freed once.
-            let main = unsafe { Box::from_raw(main) };
-            free_arrays(&main);
+            // `main`, a main node from `new_box` (not `first`); the swap leaves null, so it is
+            // freed once.
+            unsafe {
+                free_arrays(&*main);
+                pool::free_box(NonNull::new_unchecked(main));
+            }
         }
     }
 }
@@ -251,13 +260,13 @@ fn free_subtrees(mut pending: Vec<Child>) {
     while let Some(child) = pending.pop() {
         // SAFETY: per this function's contract, `child` (and, by induction, every child of an
         // I-node it owns, each linked from exactly one current main node) is exclusively ours;
-        // it came from `Box::into_raw` in `INode::boxed`, and is dropped in place (never moved
-        // out of its box: its `first` is pointed to).
-        let inode = unsafe { Box::from_raw(child.0.as_ptr()) };
-        // SAFETY: the I-node is ours alone, so its current main node is live until it drops.
-        let main = unsafe { &*inode.main.load(Ordering::Acquire) };
-        main.for_each_child(|child| pending.push(child));
-        drop(inode);
+        // it came from `new_box` in `INode::boxed`, and is dropped in place (never moved out of
+        // its block: its `first` is pointed to). Its current main node is live until it drops.
+        unsafe {
+            let main = &*child.0.as_ref().main.load(Ordering::Acquire);
+            main.for_each_child(|child| pending.push(child));
+            pool::free_box(child.0);
+        }
     }
 }
 
@@ -336,13 +345,30 @@ impl Drop for Fresh {
 pub(super) struct Reclaim {
     /// Under loom, retired nodes are kept until the matcher drops.
     #[cfg(loom)]
-    retired: std::sync::Mutex<Vec<Box<Main>>>,
+    retired: std::sync::Mutex<Vec<Owned<Main>>>,
     /// Under loom, unlinked I-nodes likewise.
     #[cfg(loom)]
-    retired_inodes: std::sync::Mutex<Vec<Box<INode>>>,
+    retired_inodes: std::sync::Mutex<Vec<Owned<INode>>>,
     /// Under loom, retired shared arrays likewise.
     #[cfg(loom)]
     retired_arrays: std::sync::Mutex<Vec<Array>>,
+}
+
+/// Under loom, a retired block from [`pool::new_box`], freed when dropped (with the matcher).
+#[cfg(loom)]
+struct Owned<T>(NonNull<T>);
+
+// SAFETY: the block is owned alone, like a `Box<T>`.
+#[cfg(loom)]
+unsafe impl<T: Send> Send for Owned<T> {}
+
+#[cfg(loom)]
+impl<T> Drop for Owned<T> {
+    fn drop(&mut self) {
+        // SAFETY: made from a retired block (`Pin::retire`), unreachable since, freed once here,
+        // and the matcher that could reach it is being dropped.
+        unsafe { pool::free_box(self.0) };
+    }
 }
 
 #[cfg(loom)]
@@ -382,58 +408,73 @@ pub(super) struct Pin<'r> {
 
 impl Pin<'_> {
     /// Frees what a successful CAS unlinked once no pinned thread can hold it: one deferred
-    /// function per CAS (crossbeam-epoch frees a bounded number per pin, so fewer, larger
-    /// batches keep up with a churn that unlinks many nodes per operation).
+    /// function per CAS. Crossbeam-epoch frees at most 8 bags of 64 deferred functions every
+    /// 128 pins (four per pin), so a writer that defers more per operation outruns it (a churn
+    /// of subscribe and unsubscribe then grows without bound), and every 64 deferred functions
+    /// cost it a 2 KiB bag from the global allocator.
     ///
     /// # Safety
     /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
-    /// threads pinning later), came from `Box::into_raw`, is retired once, and the I-node, if
+    /// threads pinning later), came from `pool::new_box`, is retired once, and the I-node, if
     /// any, is a tombstone (it links no child).
     unsafe fn retire(&self, retired: Retired) {
         #[cfg(not(loom))]
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and everything retired may be dropped on any thread.
         unsafe {
-            if retired.inode.is_none() && retired.arrays.len() <= FEW_DEFERRED {
-                // An update's usual case: the old main node with its first stale array in one
-                // deferred function (three words, kept inline: no allocation), any other array
-                // in one of its own; not more of them than an epoch frees per pin.
-                let main = retired.main;
-                let mut arrays = retired.arrays.into_iter();
-                let first = arrays.next();
-                if main.is_null() {
-                    if let Some(array) = first {
+            let few = retired.inode.is_none() && retired.arrays.len() <= 2;
+            // Several (an insert below a wide level retires the main node and a HAMT path) go
+            // as one batch in one deferred function when the thread's cache has a block for it;
+            // two arrays or fewer are otherwise deferred inline (an allocation from the global
+            // allocator would cost more than a second deferred function).
+            let retired = if retired.inode.is_none() && retired.arrays.len() <= 1 {
+                Err(retired)
+            } else if few {
+                pool::cached_box(retired)
+            } else {
+                Ok(pool::new_box(retired))
+            };
+            match retired {
+                Err(retired) => {
+                    // The old main node with its first stale array: three words, kept inline in
+                    // the deferred function (no allocation); a second array in one of its own.
+                    let main = retired.main;
+                    let mut arrays = retired.arrays.into_iter();
+                    let first = arrays.next();
+                    if main.is_null() {
+                        if let Some(array) = first {
+                            self.guard.defer_unchecked(move || array.free());
+                        }
+                    } else {
+                        self.guard.defer_unchecked(move || {
+                            pool::free_box(NonNull::new_unchecked(main));
+                            if let Some(array) = first {
+                                array.free();
+                            }
+                        });
+                    }
+                    for array in arrays {
                         self.guard.defer_unchecked(move || array.free());
                     }
-                } else {
-                    self.guard.defer_unchecked(move || {
-                        drop(Box::from_raw(main));
-                        if let Some(array) = first {
-                            array.free();
-                        }
-                    });
                 }
-                for array in arrays {
-                    self.guard.defer_unchecked(move || array.free());
-                }
-            } else {
-                let retired = Box::new(retired);
-                self.guard.defer_unchecked(move || retired.free());
+                Ok(retired) => self.guard.defer_unchecked(move || {
+                    let block = retired.as_ptr();
+                    block.read().free();
+                    // The `Retired` was moved out above: free the block without dropping it.
+                    pool::dealloc(retired.cast::<u8>(), std::alloc::Layout::new::<Retired>());
+                }),
             }
         }
         #[cfg(loom)]
         {
             let reclaim = self.reclaim;
             if !retired.main.is_null() {
-                // SAFETY: per this function's contract; the boxes are freed when the matcher
-                // drops.
-                let main = unsafe { Box::from_raw(retired.main) };
+                // Freed when the matcher drops; non-null, checked above.
+                let main = Owned(NonNull::new(retired.main).expect("non-null"));
                 reclaim.retired.lock().unwrap().push(main);
             }
             if let Some(inode) = retired.inode {
-                // SAFETY: as for `main`.
-                let inode = unsafe { Box::from_raw(inode.as_ptr()) };
-                reclaim.retired_inodes.lock().unwrap().push(inode);
+                reclaim.retired_inodes.lock().unwrap().push(Owned(inode));
             }
             reclaim
                 .retired_arrays
@@ -443,12 +484,6 @@ impl Pin<'_> {
         }
     }
 }
-
-/// Most stale arrays deferred one by one; more go in one batch. Crossbeam-epoch frees at most
-/// 8 bags of 64 deferred functions every 128 pins (four per pin), so a writer that defers more
-/// per operation outruns it: a churn of subscribe and unsubscribe then grows without bound.
-#[cfg(not(loom))]
-const FEW_DEFERRED: usize = 2;
 
 /// What one successful CAS unlinked: the replaced main node (null if it was its I-node's
 /// `first`, freed with the I-node), the unlinked tombstoned I-node of a contraction, the stale
@@ -469,10 +504,10 @@ impl Retired {
         // SAFETY: per this function's contract.
         unsafe {
             if !self.main.is_null() {
-                drop(Box::from_raw(self.main));
+                pool::free_box(NonNull::new_unchecked(self.main));
             }
             if let Some(inode) = self.inode {
-                drop(Box::from_raw(inode.as_ptr()));
+                pool::free_box(inode);
             }
             for array in self.arrays {
                 array.free();
@@ -500,10 +535,14 @@ unsafe impl<T: Send + Sync> Send for Shared<T> {}
 unsafe impl<T: Send + Sync> Sync for Shared<T> {}
 
 impl<T> Shared<T> {
-    /// A new array of `items`: the caller lists it as fresh in the update's [`Delta`].
-    pub(super) fn new(items: Box<[T]>) -> Self {
-        // SAFETY: `Box::into_raw` never returns null.
-        Shared(unsafe { NonNull::new_unchecked(Box::into_raw(items)) })
+    /// A new array of the items of `parts` in turn, in a block of the thread's cache
+    /// ([`pool`]): the caller lists it as fresh in the update's [`Delta`].
+    #[inline]
+    pub(super) fn concat(parts: &[&[T]]) -> Self
+    where
+        T: Copy,
+    {
+        Shared(pool::new_slice(parts))
     }
 
     /// The items. A `Shared` is only ever read through the node that links it (a main node
@@ -603,11 +642,12 @@ impl Array {
             return;
         }
         let align = 1usize << (self.layout >> ALIGN_SHIFT);
-        // SAFETY: made by `of` from a `Box<[T]>` of `bytes` bytes aligned to `align` (the
-        // layout it was allocated with) whose items need no drop; per this function's contract.
+        // SAFETY: made by `of` from a `Shared<T>` of `bytes` bytes aligned to `align`, which
+        // `pool::new_slice` allocated with that layout, whose items need no drop; per this
+        // function's contract.
         unsafe {
-            std::alloc::dealloc(
-                self.items.as_ptr(),
+            pool::dealloc(
+                self.items,
                 std::alloc::Layout::from_size_align_unchecked(bytes, align),
             );
         }
@@ -688,9 +728,10 @@ mod tests {
     fn arrays_free_what_they_were_made_of() {
         // Under valgrind or ASan (`make valgrind`, `make asan`) a wrong layout or a leak fails.
         let mut delta = Delta::default();
-        delta.fresh(Array::of(Shared::new(vec![7u64; 5].into_boxed_slice())));
-        delta.fresh(Array::of(Shared::new(vec![1u8; 3].into_boxed_slice())));
-        delta.fresh(Array::of(Shared::<u64>::new(Vec::new().into_boxed_slice())));
+        delta.fresh(Array::of(Shared::concat(&[&[7u64; 5]])));
+        delta.fresh(Array::of(Shared::concat(&[&[1u8; 3], &[2u8; 1]])));
+        delta.fresh(Array::of(Shared::<u64>::concat(&[])));
+        delta.fresh(Array::of(Shared::concat(&[&[9u64; 100]])));
         delta.fresh(Array::of_word(LongWord::new(
             "a word of more than fifteen bytes",
         )));
