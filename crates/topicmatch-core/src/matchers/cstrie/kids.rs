@@ -325,14 +325,11 @@ impl Kids {
     #[inline(never)]
     fn find_other(&self, probe: &Probe<'_>) -> Option<&Child> {
         match self {
-            Kids::Wide(map) => Self::get_wide(map, probe.word, probe.key),
+            Kids::Wide(map) => map.get(probe.key.hash(), |label| {
+                label.is_bytes(probe.word, probe.key)
+            }),
             Kids::Narrow(_) | Kids::Tomb => None,
         }
-    }
-
-    #[inline(never)]
-    fn get_wide<'m>(map: &'m Hamt<Label, Child>, word: &[u8], key: Key) -> Option<&'m Child> {
-        map.get(key.hash(), |label| label.is_bytes(word, key))
     }
 
     /// Whether these are a tombstone's.

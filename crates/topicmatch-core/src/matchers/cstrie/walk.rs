@@ -65,68 +65,80 @@ impl Drop for Memo {
 /// How many states the stack and how many words the probes hold inline; more go to the heap.
 const INLINE: usize = 16;
 
-/// States waiting to be visited: a main node and the position of the word its children match.
-/// Inline up to [`INLINE`] (no heap for usual shapes), uninitialised until pushed. The order of
-/// visits does not matter: the result is the set of subscribers the states reach.
-struct Stack<'g> {
-    inline: ArrayVec<(&'g Main, usize), INLINE>,
-    /// The states past [`INLINE`].
-    spill: Vec<(&'g Main, usize)>,
+/// Items inline up to [`INLINE`] (no heap for usual shapes, and no initialisation until
+/// pushed), the rest on the heap: the walk's stack of states and the topic's keyed words.
+struct Spilling<T> {
+    inline: ArrayVec<T, INLINE>,
+    /// The items past [`INLINE`].
+    spill: Vec<T>,
 }
 
-impl<'g> Stack<'g> {
+impl<T> Spilling<T> {
+    /// None yet. (Built in place in the lookup's frame: returning a 640-byte value from a
+    /// function would copy it.)
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per lookup
+    fn new() -> Self {
+        Spilling {
+            inline: ArrayVec::new(),
+            spill: Vec::new(),
+        }
+    }
+
     #[inline(always)]
     #[allow(clippy::inline_always)] // once or twice per node visited
-    fn push(&mut self, state: (&'g Main, usize)) {
-        if let Err(full) = self.inline.try_push(state) {
+    fn push(&mut self, item: T) {
+        if let Err(full) = self.inline.try_push(item) {
             spill(&mut self.spill, full.element());
         }
     }
 
+    /// An item, the inline ones first: the walk's stack does not depend on the order of visits
+    /// (the result is the set of subscribers the states reach).
     #[inline(always)]
     #[allow(clippy::inline_always)] // once per node visited
-    fn pop(&mut self) -> Option<(&'g Main, usize)> {
+    fn pop(&mut self) -> Option<T> {
         match self.inline.pop() {
-            Some(state) => Some(state),
+            Some(item) => Some(item),
             None => self.spill.pop(),
         }
     }
+
+    /// Item `i` in the order pushed (below [`Spilling::len`]).
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per node visited
+    fn at(&self, i: usize) -> &T {
+        if i < INLINE {
+            &self.inline[i]
+        } else {
+            &self.spill[i - INLINE]
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.inline.len() + self.spill.len()
+    }
+
+    fn clear(&mut self) {
+        self.inline.clear();
+        self.spill.clear();
+    }
 }
 
-/// Pushes `state` past a stack's inline slots.
+/// Pushes `item` past the inline slots.
 #[cold]
 #[inline(never)]
-fn spill<'g>(states: &mut Vec<(&'g Main, usize)>, state: (&'g Main, usize)) {
-    states.push(state);
+fn spill<T>(items: &mut Vec<T>, item: T) {
+    items.push(item);
 }
 
-impl<'w> WordSink<'w> for Words<'w> {
+/// The topic's words, cut and keyed once.
+impl<'w> WordSink<'w> for Spilling<Probe<'w>> {
     /// Keys the next word.
     #[inline(always)]
     #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
     fn word(&mut self, word: &'w [u8]) {
-        if let Err(full) = self.probes.try_push(Probe::of(word)) {
-            self.more.push(full.element());
-        }
-    }
-}
-
-/// The topic's words, cut and keyed once: inline up to [`INLINE`] words.
-struct Words<'w> {
-    probes: ArrayVec<Probe<'w>, INLINE>,
-    more: Vec<Probe<'w>>,
-}
-
-impl<'w> Words<'w> {
-    /// The word at `pos` (below the topic's word count).
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // once per node visited
-    fn at(&self, pos: usize) -> &Probe<'w> {
-        if pos < INLINE {
-            &self.probes[pos]
-        } else {
-            &self.more[pos - INLINE]
-        }
+        self.push(Probe::of(word));
     }
 }
 
@@ -223,20 +235,16 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     let limits = &trie.config.limits;
     // One pass over the bytes cuts and keys the words of a plainly valid topic; anything else
     // is validated (and its error reported) the long way.
-    let mut words = Words {
-        probes: ArrayVec::new(),
-        more: Vec::new(),
-    };
+    let mut words: Spilling<Probe<'_>> = Spilling::new();
     let n = if let Some(n) = plain_words(dialect, limits, topic, &mut words) {
         n
     } else {
         check_topic(dialect, limits, topic)?;
-        words.probes.clear();
-        words.more.clear();
+        words.clear();
         for word in split_words(dialect, topic) {
             words.word(word.as_bytes());
         }
-        words.probes.len() + words.more.len()
+        words.len()
     };
     let start = out.len();
     // How many subscriber sets were appended: one set has no duplicates to remove.
@@ -245,10 +253,9 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     // whose only state is the root: only an AMQP `#` adds states at the position it is at).
     let wild_root = !(dialect == Dialect::Mqtt && topic.starts_with('$'));
     let mut memo = Memo::default();
-    let mut stack = Stack {
-        inline: ArrayVec::new(),
-        spill: Vec::new(),
-    };
+    // States waiting to be visited: a main node and the position of the word its children
+    // match.
+    let mut stack: Spilling<(&Main, usize)> = Spilling::new();
     stack.push((trie.root.load(pin), 0));
     // A multi-word wildcard child of `node`, at `pos`: its patterns match what is left, or an
     // AMQP `#` swallows words.
@@ -321,7 +328,7 @@ fn multi_ends<'g>(
     amqp: bool,
     pos: usize,
     n: usize,
-    stack: &mut Stack<'g>,
+    stack: &mut Spilling<(&'g Main, usize)>,
     memo: &mut Memo,
 ) -> Option<&'g Main> {
     let node = multi.load(pin);
@@ -340,7 +347,7 @@ fn swallow<'g>(
     node: &'g Main,
     pos: usize,
     n: usize,
-    stack: &mut Stack<'g>,
+    stack: &mut Spilling<(&'g Main, usize)>,
     memo: &mut Memo,
 ) {
     let id = ptr::from_ref::<INode>(multi) as usize;
