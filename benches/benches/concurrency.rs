@@ -21,8 +21,13 @@ use topicmatch_core::{Algorithm, Config, Dialect, Limits, Matcher, Pattern, Subs
 const THREADS: &[usize] = &[1, 2, 4, 8, 12, 16];
 /// Operations per timed run, split evenly over the threads: enough for tens of milliseconds,
 /// so that threads beyond the cores share them over many scheduler slices rather than each
-/// running through its part in one.
-const OPS: usize = 240_000;
+/// running through its part in one. (A tenth in unoptimised builds, where `cargo test --benches`
+/// runs each benchmark once as a smoke test.)
+const OPS: usize = if cfg!(debug_assertions) {
+    24_000
+} else {
+    240_000
+};
 const NAIVE_OPS: usize = 2_400;
 
 enum Op {
