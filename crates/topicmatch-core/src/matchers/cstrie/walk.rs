@@ -104,15 +104,25 @@ impl<T> Spilling<T> {
         }
     }
 
-    /// Item `i` in the order pushed (below [`Spilling::len`]).
+    /// The items in the order pushed, as one slice: the inline ones, or (once spilled) all of
+    /// them moved to the heap first.
     #[inline(always)]
-    #[allow(clippy::inline_always)] // once per node visited
-    fn at(&self, i: usize) -> &T {
-        if i < INLINE {
-            &self.inline[i]
-        } else {
-            &self.spill[i - INLINE]
+    #[allow(clippy::inline_always)] // once per lookup
+    fn as_slice(&mut self) -> &[T] {
+        if self.spill.is_empty() {
+            return &self.inline;
         }
+        self.unspill()
+    }
+
+    /// [`Spilling::as_slice`] of a spilled list: the inline items join the heap ones, in front.
+    #[cold]
+    #[inline(never)]
+    fn unspill(&mut self) -> &[T] {
+        let tail = std::mem::take(&mut self.spill);
+        self.spill.extend(self.inline.drain(..));
+        self.spill.extend(tail);
+        &self.spill
     }
 
     fn len(&self) -> usize {
@@ -246,6 +256,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
         }
         words.len()
     };
+    let words = words.as_slice();
     let start = out.len();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
@@ -291,10 +302,11 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
         };
     }
     while let Some((node, pos)) = stack.pop() {
-        if pos == n {
+        // No word at the last position (every state's position is at most `n`).
+        let Some(word) = words.get(pos) else {
             last!(node, pos);
             continue;
-        }
+        };
         let next = pos + 1;
         if pos != 0 || wild_root {
             multi!(node, pos);
@@ -302,7 +314,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
                 reach!(one, next);
             }
         }
-        if let Some(child) = node.words.find(words.at(pos)) {
+        if let Some(child) = node.words.find(word) {
             reach!(child, next);
         }
     }
