@@ -19,7 +19,7 @@ use rustc_hash::FxHasher;
 use super::hamt::{Hamt, Placed};
 #[cfg(target_arch = "x86_64")]
 use super::raw::positions_of;
-use super::raw::{Array, Child, Delta, LongWord};
+use super::raw::{Array, Child, Delta, LongWord, Packed};
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -166,9 +166,44 @@ impl Label {
     }
 }
 
-impl Placed for Label {
+/// A word as a wide level's HAMT entry stores it: a [`Label`] packed into 16 bytes (a long
+/// word's copy in its key's free bits), so that an entry with its child is 24 bytes, not 32:
+/// an insert under a wide level copies a HAMT path of such entries.
+#[derive(Clone, Copy)]
+pub(super) struct WideLabel(Packed);
+
+impl WideLabel {
+    /// The packed `label`.
+    fn of(label: Label) -> WideLabel {
+        WideLabel(Packed::new((label.key.low, label.key.high), label.long))
+    }
+
+    /// The label unpacked.
+    #[inline]
+    fn label(self) -> Label {
+        let (low, high) = self.0.key();
+        Label {
+            key: Key { low, high },
+            long: self.0.long(),
+        }
+    }
+
+    /// Whether this is the label of `word`, whose key is `key`.
+    #[inline]
+    fn is(&self, word: &str, key: Key) -> bool {
+        self.label().is(word, key)
+    }
+
+    /// [`WideLabel::is`] for the word of `word`'s bytes.
+    #[inline]
+    fn is_bytes(&self, word: &[u8], key: Key) -> bool {
+        self.label().is_bytes(word, key)
+    }
+}
+
+impl Placed for WideLabel {
     fn place(&self) -> u64 {
-        self.key.hash()
+        self.label().key.hash()
     }
 }
 
@@ -271,7 +306,7 @@ pub(super) enum Kids {
     /// At most [`NARROW`] children, found by tag.
     Narrow(Option<Narrow>),
     /// More, in a persistent HAMT.
-    Wide(Hamt<Label, Child>),
+    Wide(Hamt<WideLabel, Child>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
     /// stays small.
     Tomb,
@@ -353,16 +388,18 @@ impl Kids {
                 if kids.len() == NARROW {
                     let mut map = Hamt::default();
                     for kid in kids {
-                        map = map.insert(kid.label, kid.child, |_| false, delta);
+                        map = map.insert(WideLabel::of(kid.label), kid.child, |_| false, delta);
                     }
-                    return Kids::Wide(map.insert(label, child, |_| false, delta));
+                    return Kids::Wide(map.insert(WideLabel::of(label), child, |_| false, delta));
                 }
                 let kid = Kid { label, child };
                 // An exact-size iterator: the shared array is allocated once, in place.
                 let next: Arc<[Kid]> = kids.iter().copied().chain([kid]).collect();
                 Kids::Narrow(Some(Narrow::of(next)))
             }
-            Kids::Wide(map) => Kids::Wide(map.insert(label, child, |_| false, delta)),
+            Kids::Wide(map) => {
+                Kids::Wide(map.insert(WideLabel::of(label), child, |_| false, delta))
+            }
         }
     }
 
@@ -379,7 +416,7 @@ impl Kids {
                 map.get(key.hash(), |l| {
                     let is = l.is(word, key);
                     if is {
-                        found.set(Some(*l));
+                        found.set(Some(l.label()));
                     }
                     is
                 });
@@ -417,7 +454,7 @@ impl Kids {
                     let mut kids = Vec::with_capacity(map.len());
                     map.for_each(|label, child| {
                         kids.push(Kid {
-                            label: *label,
+                            label: label.label(),
                             child: *child,
                         });
                     });
@@ -441,7 +478,7 @@ impl Kids {
                     .for_each(|kid| kid.label.for_each_array(f));
             }
             Kids::Wide(map) => {
-                map.for_each(|label, _| label.for_each_array(f));
+                map.for_each(|label, _| label.label().for_each_array(f));
                 map.for_each_array(f);
             }
         }
@@ -491,6 +528,32 @@ mod tests {
         // per HAMT node): Kids is then 40 bytes.
         assert!(std::mem::size_of::<super::super::nodes::Main>() <= 88);
         assert_eq!(std::mem::size_of::<super::Kid>(), 32);
+    }
+
+    #[test]
+    fn a_wide_label_unpacks_to_the_label_it_packs() {
+        assert_eq!(super::super::raw::LONG_KEY, super::LONG);
+        let mut delta = super::Delta::default();
+        for word in [
+            "",
+            "x",
+            "fifteen-bytes-x",
+            "sixteen-bytes-xy",
+            "a much longer word, é",
+        ] {
+            let key = Key::of(word);
+            let wide = super::WideLabel::of(super::Label::new(word, key, &mut delta));
+            let label = wide.label();
+            assert_eq!(label.key, key, "{word:?}");
+            assert_eq!(
+                label.long.map(|long| long.get().to_owned()),
+                key.is_long().then(|| word.to_owned())
+            );
+            assert!(wide.is(word, key) && wide.is_bytes(word.as_bytes(), key));
+            let other = format!("{word}!");
+            assert!(!wide.is(&other, Key::of(&other)));
+        }
+        delta.free_all_versions();
     }
 
     #[test]

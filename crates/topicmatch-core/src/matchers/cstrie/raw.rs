@@ -518,7 +518,13 @@ impl Retired {
 
 /// An immutable array shared by the versions of a persistent map (a HAMT node's slots): a plain
 /// pointer, no reference count. Who frees it is in the module docs ("Who owns a shared array").
-pub(super) struct Shared<T>(NonNull<[T]>);
+/// A thin pointer with a 32-bit length and a 32-bit tag its owner may use (a HAMT node's bitmap):
+/// 16 bytes, so that a HAMT slot linking a node is no larger than a word child's entry.
+pub(super) struct Shared<T> {
+    items: NonNull<T>,
+    len: u32,
+    tag: u32,
+}
 
 impl<T> Clone for Shared<T> {
     fn clone(&self) -> Self {
@@ -536,13 +542,24 @@ unsafe impl<T: Send + Sync> Sync for Shared<T> {}
 
 impl<T> Shared<T> {
     /// A new array of the items of `parts` in turn, in a block of the thread's cache
-    /// ([`pool`]): the caller lists it as fresh in the update's [`Delta`].
+    /// ([`pool`]), tagged `tag`: the caller lists it as fresh in the update's [`Delta`].
     #[inline]
-    pub(super) fn concat(parts: &[&[T]]) -> Self
+    pub(super) fn concat(parts: &[&[T]], tag: u32) -> Self
     where
         T: Copy,
     {
-        Shared(pool::new_slice(parts))
+        let slice = pool::new_slice(parts);
+        Shared {
+            items: slice.cast::<T>(),
+            len: u32::try_from(slice.len()).expect("a node of at most a few hundred items"),
+            tag,
+        }
+    }
+
+    /// The tag the array was made with.
+    #[inline]
+    pub(super) fn tag(&self) -> u32 {
+        self.tag
     }
 
     /// The items. A `Shared` is only ever read through the node that links it (a main node
@@ -554,7 +571,8 @@ impl<T> Shared<T> {
         // version (or a HAMT slot of it) could be read; (b) at once by a failed CAS or a dropped
         // unpublished chain, which never published it; or (c) with the matcher (`&mut`). The
         // node this handle is read from was reached under such a pin, or is the writer's own.
-        unsafe { self.0.as_ref() }
+        // `items` and `len` are those of the block `concat` filled (dangling and 0 for none).
+        unsafe { std::slice::from_raw_parts(self.items.as_ptr(), self.len as usize) }
     }
 }
 
@@ -586,6 +604,74 @@ impl LongWord {
     }
 }
 
+/// The top byte of a long word's 16-byte key (`kids::Key`): the key is then a 64-bit hash and
+/// the bits below this byte are free.
+pub(super) const LONG_KEY: u8 = 0xFF;
+/// The bits of a long word's key that [`Packed`] fills with the address of its copy: every
+/// user-space address on the targets this builds for (at most 56 bits, with 5-level paging).
+const ADDRESS: u64 = (1 << 56) - 1;
+
+/// A word's 16-byte key with, for a long word, the address of its copy ([`LongWord`]) in the
+/// key's free bits: a wide level's entry is then 24 bytes with its child, not 32. Built only by
+/// [`Packed::new`], so those bits are always a live copy's address when the key is long.
+#[derive(Clone, Copy)]
+pub(super) struct Packed {
+    low: u64,
+    high: u64,
+}
+
+impl Packed {
+    /// The key `(low, high)` with `long`, the word's copy, which a long key (top byte
+    /// [`LONG_KEY`]) must have and a short one must not.
+    pub(super) fn new((low, high): (u64, u64), long: Option<LongWord>) -> Packed {
+        let is_long = (high >> 56) as u8 == LONG_KEY;
+        assert_eq!(
+            is_long,
+            long.is_some(),
+            "a long key and its word go together"
+        );
+        let high = match long {
+            None => high,
+            Some(long) => {
+                let address = long.0.as_ptr() as usize as u64;
+                assert!(
+                    high & ADDRESS == 0 && address & !ADDRESS == 0,
+                    "a long key's free bits hold a user-space address"
+                );
+                high | address
+            }
+        };
+        Packed { low, high }
+    }
+
+    /// The key, as given to [`Packed::new`].
+    #[inline]
+    pub(super) fn key(self) -> (u64, u64) {
+        if self.is_long() {
+            (self.low, self.high & !ADDRESS)
+        } else {
+            (self.low, self.high)
+        }
+    }
+
+    /// Whether the key is a long word's.
+    #[inline]
+    fn is_long(self) -> bool {
+        (self.high >> 56) as u8 == LONG_KEY
+    }
+
+    /// The long word's copy, if the key is long.
+    #[inline]
+    pub(super) fn long(self) -> Option<LongWord> {
+        self.is_long().then(|| {
+            let address = (self.high & ADDRESS) as usize;
+            // SAFETY: `new` stored the address of a live `LongWord`'s `String` (non-null) in the
+            // free bits of every long key (an integer cast exposes the pointer's provenance).
+            LongWord(unsafe { NonNull::new_unchecked(address as *mut String) })
+        })
+    }
+}
+
 /// A [`Shared`] array of any item type, as what freeing it needs: its address and one word of
 /// layout (its size in bytes, its alignment, and whether it is a long word's `String`, the one
 /// item type with a destructor). Two words, so that a retired main node's box holds two of them
@@ -613,7 +699,7 @@ impl Array {
         let bytes = std::mem::size_of_val(shared.get());
         debug_assert!(bytes <= BYTES);
         Array {
-            items: shared.0.cast::<u8>(),
+            items: shared.items.cast::<u8>(),
             layout: bytes | ((std::mem::align_of::<T>().trailing_zeros() as usize) << ALIGN_SHIFT),
         }
     }
@@ -728,10 +814,12 @@ mod tests {
     fn arrays_free_what_they_were_made_of() {
         // Under valgrind or ASan (`make valgrind`, `make asan`) a wrong layout or a leak fails.
         let mut delta = Delta::default();
-        delta.fresh(Array::of(Shared::concat(&[&[7u64; 5]])));
-        delta.fresh(Array::of(Shared::concat(&[&[1u8; 3], &[2u8; 1]])));
-        delta.fresh(Array::of(Shared::<u64>::concat(&[])));
-        delta.fresh(Array::of(Shared::concat(&[&[9u64; 100]])));
+        delta.fresh(Array::of(Shared::concat(&[&[7u64; 5]], 0)));
+        let bytes = Shared::concat(&[&[1u8; 3], &[2u8; 1]], 9);
+        assert_eq!((bytes.get(), bytes.tag()), (&[1, 1, 1, 2][..], 9));
+        delta.fresh(Array::of(bytes));
+        delta.fresh(Array::of(Shared::<u64>::concat(&[], 0)));
+        delta.fresh(Array::of(Shared::concat(&[&[9u64; 100]], 0)));
         delta.fresh(Array::of_word(LongWord::new(
             "a word of more than fifteen bytes",
         )));

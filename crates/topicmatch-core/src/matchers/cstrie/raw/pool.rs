@@ -23,7 +23,8 @@ use std::ptr::NonNull;
 
 /// Size classes are multiples of this (glibc's chunk granularity on 64-bit targets).
 const GRAIN: usize = 16;
-/// The largest block the cache keeps: a full 16-slot HAMT node of 32-byte slots.
+/// The largest block the cache keeps: a full 16-slot HAMT node of 24-byte slots is 384 bytes,
+/// a narrow level's 16 entries of 32 bytes 512.
 const LARGEST: usize = 512;
 /// Number of size classes.
 #[cfg(not(any(loom, topicmatch_no_pool)))]
