@@ -125,10 +125,6 @@ impl<T> Spilling<T> {
         &self.spill
     }
 
-    fn len(&self) -> usize {
-        self.inline.len() + self.spill.len()
-    }
-
     fn clear(&mut self) {
         self.inline.clear();
         self.spill.clear();
@@ -246,17 +242,15 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     // One pass over the bytes cuts and keys the words of a plainly valid topic; anything else
     // is validated (and its error reported) the long way.
     let mut words: Spilling<Probe<'_>> = Spilling::new();
-    let n = if let Some(n) = plain_words(dialect, limits, topic, &mut words) {
-        n
-    } else {
+    if plain_words(dialect, limits, topic, &mut words).is_none() {
         check_topic(dialect, limits, topic)?;
         words.clear();
         for word in split_words(dialect, topic) {
             words.word(word.as_bytes());
         }
-        words.len()
-    };
+    }
     let words = words.as_slice();
+    let n = words.len();
     let start = out.len();
     // How many subscriber sets were appended: one set has no duplicates to remove.
     let mut sets = 0u32;
@@ -302,7 +296,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
         };
     }
     while let Some((node, pos)) = stack.pop() {
-        // No word at the last position (every state's position is at most `n`).
+        // No word at the last position (every state's position is at most `n`, the words').
         let Some(word) = words.get(pos) else {
             last!(node, pos);
             continue;
