@@ -178,12 +178,18 @@ impl WideLabel {
         WideLabel(Packed::new((label.key.low, label.key.high), label.long))
     }
 
+    /// The key, without the long word's copy.
+    #[inline]
+    fn key(self) -> Key {
+        let (low, high) = self.0.key();
+        Key { low, high }
+    }
+
     /// The label unpacked.
     #[inline]
     fn label(self) -> Label {
-        let (low, high) = self.0.key();
         Label {
-            key: Key { low, high },
+            key: self.key(),
             long: self.0.long(),
         }
     }
@@ -203,7 +209,7 @@ impl WideLabel {
 
 impl Placed for WideLabel {
     fn place(&self) -> u64 {
-        self.label().key.hash()
+        self.key().hash()
     }
 }
 
