@@ -58,7 +58,8 @@ pub fn naive_topics(workload: &Workload) -> &[String] {
     &workload.topics[..n]
 }
 
-/// The rows of one workload, labelled `param`: `floor`, then every algorithm. Engines are built
+/// The rows of one workload, labelled `param`: `floor`, then every algorithm (and `cstrie` with
+/// its result cache, `cstrie_cached`). Engines are built
 /// one at a time and dropped before the next, so a 1M-subscription workload fits in memory.
 pub fn lookup_rows(group: &mut BenchmarkGroup<'_, WallTime>, workload: &Workload, param: &str) {
     let mut floor_done = false;
@@ -99,6 +100,17 @@ pub fn lookup_rows(group: &mut BenchmarkGroup<'_, WallTime>, workload: &Workload
             topics,
             |t, out| lookup(&engine, t, out),
         );
+        if algorithm == Algorithm::Cstrie {
+            // The same with its result cache (cached and uncached figures side by side).
+            drop(engine);
+            let cached = workload.cached_cstrie();
+            bench_topics(
+                group,
+                BenchmarkId::new("cstrie_cached", param),
+                topics,
+                |t, out| lookup(&cached, t, out),
+            );
+        }
     }
 }
 

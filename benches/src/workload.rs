@@ -2,6 +2,10 @@
 
 use topicmatch_core::{Algorithm, Config, Dialect, Engine, Limits, Matcher, Pattern, Subscriber};
 
+/// The result cache of the `cstrie_cached` rows: as many topics as `inverted_bitmap` caches
+/// rows by default.
+pub const CACHED_CSTRIE_CAPACITY: usize = 16_384;
+
 /// A set of subscriptions and a stream of topics to look up.
 pub struct Workload {
     /// The workload's name, as benchmark ids print it.
@@ -17,8 +21,14 @@ pub struct Workload {
 impl Workload {
     /// An engine of `algorithm` holding every subscription.
     pub fn engine(&self, algorithm: Algorithm) -> Engine {
-        let engine = Engine::new(self.dialect, algorithm, Limits::for_dialect(self.dialect))
-            .expect("valid limits");
+        self.engine_with(algorithm, Config::new(self.dialect))
+    }
+
+    /// An engine of `algorithm` built with `config` (its dialect must be the workload's),
+    /// holding every subscription.
+    pub fn engine_with(&self, algorithm: Algorithm, config: Config) -> Engine {
+        assert_eq!(config.dialect, self.dialect, "the workload's dialect");
+        let engine = Engine::with_config(algorithm, config).expect("valid config");
         for (pattern, subscriber) in &self.subscriptions {
             engine
                 .subscribe(pattern, &Subscriber::Int(*subscriber))
@@ -34,6 +44,16 @@ impl Workload {
             .iter()
             .map(|(p, _)| Pattern::parse(self.dialect, &limits, p).expect("valid pattern"))
             .collect()
+    }
+
+    /// An engine of `cstrie` with a result cache of [`CACHED_CSTRIE_CAPACITY`] topics, holding
+    /// every subscription: the `cstrie_cached` rows.
+    pub fn cached_cstrie(&self) -> Engine {
+        let config = Config {
+            cache_capacity: Some(CACHED_CSTRIE_CAPACITY),
+            ..Config::new(self.dialect)
+        };
+        self.engine_with(Algorithm::Cstrie, config)
     }
 
     /// A bare matcher of `algorithm` (no engine bookkeeping) holding `patterns`, subscriber

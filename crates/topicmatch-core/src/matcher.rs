@@ -15,8 +15,9 @@ pub struct Config {
     pub dialect: Dialect,
     /// Limits checked on every topic.
     pub limits: Limits,
-    /// The most per-topic rows an algorithm that caches them keeps (`inverted_bitmap`);
-    /// `None`: its default. [`Engine`](crate::Engine) refuses it for other algorithms.
+    /// The most topics an algorithm that caches per topic keeps: `inverted_bitmap`'s rows
+    /// (default 16,384), `cstrie`'s results (default: no cache); `None`: the default.
+    /// [`Engine`](crate::Engine) refuses it for other algorithms.
     pub cache_capacity: Option<usize>,
 }
 

@@ -7,9 +7,9 @@
 //! the models' state space without checking anything of ours.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, Ordering};
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 pub(crate) use std::sync::Arc;

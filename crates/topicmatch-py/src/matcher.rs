@@ -93,7 +93,8 @@ impl PyMatcher {
         self.engine.algorithm().name()
     }
 
-    /// The bound on cached topic rows (`inverted_bitmap` only); `None`: the default.
+    /// The bound on cached topics: `inverted_bitmap`'s rows, `cstrie`'s results; `None`: the
+    /// default (16,384 rows; no result cache).
     #[getter]
     fn cache_capacity(&self) -> Option<usize> {
         self.engine.cache_capacity()

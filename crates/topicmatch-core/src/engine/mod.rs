@@ -55,7 +55,8 @@ impl Engine {
     }
 
     /// A new, empty engine with every setting of `config`. `cache_capacity` is only accepted
-    /// for `inverted_bitmap` (the one algorithm caching rows per topic) and must be positive.
+    /// for the algorithms caching per topic (`inverted_bitmap`'s rows, `cstrie`'s results) and
+    /// must be positive.
     pub fn with_config(algorithm: Algorithm, config: Config) -> Result<Self> {
         let limits = config.limits;
         if limits.max_topic_bytes == 0 || limits.max_levels == 0 {
@@ -64,9 +65,9 @@ impl Engine {
             ));
         }
         match config.cache_capacity {
-            Some(_) if algorithm != Algorithm::InvertedBitmap => {
+            Some(_) if !matches!(algorithm, Algorithm::InvertedBitmap | Algorithm::Cstrie) => {
                 return Err(Error::InvalidArgument(format!(
-                    "cache_capacity applies only to algorithm 'inverted_bitmap', not '{}'",
+                    "cache_capacity applies only to algorithms 'inverted_bitmap' and 'cstrie', not '{}'",
                     algorithm.name()
                 )));
             }
@@ -98,7 +99,8 @@ impl Engine {
         self.algorithm
     }
 
-    /// The row-cache bound it was built with (`None`: the algorithm's default).
+    /// The cache bound it was built with (`None`: the algorithm's default: 16,384 rows for
+    /// `inverted_bitmap`, no result cache for `cstrie`).
     pub fn cache_capacity(&self) -> Option<usize> {
         self.config.cache_capacity
     }

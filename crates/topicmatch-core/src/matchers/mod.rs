@@ -8,6 +8,7 @@ use crate::matcher::{Config, Matcher};
 
 pub mod auto;
 pub mod cstrie;
+pub(crate) mod door;
 pub mod inverted_bitmap;
 pub mod naive;
 pub mod optimized_bitmap;

@@ -51,6 +51,8 @@
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
 
+#[cfg(not(loom))]
+mod cache;
 mod hamt;
 mod kids;
 mod nodes;
@@ -85,17 +87,36 @@ pub struct CsTrieMatcher {
     config: Config,
     root: INode,
     reclaim: Reclaim,
+    /// The result cache, if `config.cache_capacity` asks for one ([`cache`]).
+    #[cfg(not(loom))]
+    cache: Option<cache::Cache>,
 }
 
 impl CsTrieMatcher {
-    /// An empty trie.
+    /// An empty trie, caching the results of up to `config.cache_capacity` topics if that is
+    /// given ([`cache`]; none by default).
     pub fn new(config: Config) -> Self {
         CsTrieMatcher {
             config,
             root: INode::new(Main::default()),
             reclaim: Reclaim::default(),
+            #[cfg(not(loom))]
+            cache: config.cache_capacity.map(cache::Cache::new),
         }
     }
+
+    /// Marks an insert or remove under way for the result cache, if there is one, until the
+    /// value returned is dropped.
+    #[cfg(not(loom))]
+    #[inline]
+    fn change(&self) -> Option<cache::Change<'_>> {
+        self.cache.as_ref().map(cache::Cache::change)
+    }
+
+    /// No result cache under loom.
+    #[cfg(loom)]
+    #[inline]
+    fn change(&self) {}
 
     /// Whether the trie holds nothing: true once every subscription was removed, because
     /// emptied levels are contracted away (the trie shrinks back).
@@ -166,6 +187,7 @@ impl Matcher for CsTrieMatcher {
     fn insert(&self, pattern: &Pattern, subscriber: SubscriberId) {
         let mut edges = Edges::new();
         edges_of(pattern, &mut edges);
+        let _change = self.change();
         let pin = self.reclaim.pin();
         // The missing suffix built for a CAS that failed, with the depth it hangs below: a
         // retry at that depth (another writer changed the same level, the usual collision)
@@ -213,6 +235,7 @@ impl Matcher for CsTrieMatcher {
     fn remove(&self, pattern: &Pattern, subscriber: SubscriberId) -> bool {
         let mut edges = Edges::new();
         edges_of(pattern, &mut edges);
+        let _change = self.change();
         let pin = self.reclaim.pin();
         let mut path: Path<'_> = SmallVec::new();
         path.push(&self.root);
@@ -268,5 +291,7 @@ impl Matcher for CsTrieMatcher {
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod cache_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -45,6 +45,11 @@ use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
 mod pool;
+#[cfg(not(loom))]
+mod slot;
+
+#[cfg(not(loom))]
+pub(super) use slot::Slot;
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is

@@ -176,7 +176,7 @@ pub(super) fn lookup(
     first_only: bool,
 ) -> Result<bool> {
     let pin = trie.reclaim.pin();
-    lookup_pinned(trie, topic, out, first_only, &pin)
+    lookup_cached(trie, topic, out, first_only, &pin)
 }
 
 /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
@@ -190,10 +190,40 @@ pub(super) fn lookup_batch(
 ) -> Result<()> {
     let pin = trie.reclaim.pin();
     for topic in topics {
-        lookup_pinned(trie, topic, out, false, &pin)?;
+        lookup_cached(trie, topic, out, false, &pin)?;
         ends.push(out.len());
     }
     Ok(())
+}
+
+/// [`lookup_pinned`] through the result cache, if the trie has one: a hit copies the cached
+/// subscribers (a topic is cached only once validated, and the limits never change); a miss
+/// walks, then offers the result to the cache.
+#[inline]
+fn lookup_cached(
+    trie: &CsTrieMatcher,
+    topic: &str,
+    out: &mut Vec<SubscriberId>,
+    first_only: bool,
+    pin: &Pin<'_>,
+) -> Result<bool> {
+    #[cfg(not(loom))]
+    if let Some(cache) = &trie.cache {
+        let ticket = cache.ticket(topic);
+        if let Some(ids) = cache.get(topic, ticket, pin) {
+            if !first_only {
+                out.extend_from_slice(ids);
+            }
+            return Ok(!ids.is_empty());
+        }
+        let start = out.len();
+        let found = lookup_pinned(trie, topic, out, first_only, pin)?;
+        if !first_only {
+            cache.fill(topic, ticket, &out[start..], pin);
+        }
+        return Ok(found);
+    }
+    lookup_pinned(trie, topic, out, first_only, pin)
 }
 
 /// [`lookup`] under a pin the caller holds.

@@ -9,7 +9,7 @@
 //! every cached row whose topic it matches, a removed one clears it, and only the rows touched
 //! re-resolve their subscribers; nothing is rebuilt. The row table is bounded
 //! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); once it
-//! is full a topic is admitted on its second sighting ([`door`]), so a stream of unique topics
+//! is full a topic is admitted on its second sighting ([`door`](crate::matchers::door)), so a stream of unique topics
 //! costs one uncached per-level lookup each, neither evicting useful rows nor exhausting
 //! memory (until then every topic is admitted on its first: nothing is evicted).
 //!
@@ -24,7 +24,6 @@
 //! still holding `index`, so no subscribe can slip between compiling a row and caching it;
 //! subscribe and unsubscribe hold both for writing.
 
-mod door;
 mod front;
 mod table;
 
@@ -34,10 +33,10 @@ use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matchers::door::Doorkeeper;
 use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Index, WordKey};
 use crate::pattern::{Pattern, Word};
 use crate::topic::parse_topic;
-use door::Doorkeeper;
 use front::Front;
 use table::{Ids, Row, RowTable, TopicShape, SHAPE_WORDS};
 
@@ -104,7 +103,7 @@ impl InvertedBitmapMatcher {
 
     /// The locked path: the row of `topic` if cached; else its subscribers found as
     /// `optimized_bitmap` finds them, and its row compiled and cached while the table has
-    /// room, then only on a second sighting ([`door`]): the doorkeeper guards the rows a
+    /// room, then only on a second sighting ([`door`](crate::matchers::door)): the doorkeeper guards the rows a
     /// newcomer would evict, and until the table is full there are none.
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
         let index = self.index.read();

@@ -1,6 +1,7 @@
-//! Admission (the doorkeeper of `TinyLFU`): a topic is compiled into a row only on its second
-//! sighting within a window, so a stream of unique topics costs one uncached lookup each instead of a
-//! compile, an insert and an eviction that would push useful rows out.
+//! Admission (the doorkeeper of `TinyLFU`) for the caches keyed by topic (`inverted_bitmap`'s
+//! rows, `cstrie`'s results): a topic is cached only on its second sighting within a window, so
+//! a stream of unique topics costs one uncached lookup each instead of a cache fill and an
+//! eviction that would push useful entries out.
 //!
 //! Two bits per hashed topic, in one 64-bit word of an array of atomics (a blocked Bloom
 //! filter); a sighting sets them and reports whether both were already set. After `window`

@@ -1,0 +1,164 @@
+//! The result cache ([`super::cache`]): hits, invalidation by every change, bounds.
+
+use super::cache::MAX_IDS;
+use super::CsTrieMatcher;
+use crate::dialect::{Dialect, Limits};
+use crate::matcher::{Config, Matcher};
+use crate::pattern::Pattern;
+
+fn cached(capacity: usize) -> CsTrieMatcher {
+    CsTrieMatcher::new(Config {
+        cache_capacity: Some(capacity),
+        ..Config::new(Dialect::Amqp)
+    })
+}
+
+fn pattern(text: &str) -> Pattern {
+    Pattern::parse(Dialect::Amqp, &Limits::for_dialect(Dialect::Amqp), text).unwrap()
+}
+
+fn lookup(m: &CsTrieMatcher, topic: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    m.lookup_into(topic, &mut out).unwrap();
+    out.sort_unstable();
+    out
+}
+
+/// Entries of the current generation.
+fn live(m: &CsTrieMatcher) -> usize {
+    let pin = m.reclaim.pin();
+    m.cache.as_ref().unwrap().live(&pin)
+}
+
+#[test]
+fn a_topic_is_cached_on_its_second_sighting_and_then_served() {
+    let m = cached(64);
+    m.insert(&pattern("a.*"), 1);
+    m.insert(&pattern("a.b"), 2);
+    m.insert(&pattern("#"), 3);
+    assert_eq!(lookup(&m, "a.b"), vec![1, 2, 3]);
+    assert_eq!(live(&m), 0, "not on the first sighting");
+    assert_eq!(lookup(&m, "a.b"), vec![1, 2, 3]);
+    assert_eq!(live(&m), 1, "on the second");
+    // Served from the entry: the same answer, and a caller's earlier ids are kept.
+    let mut out = vec![99];
+    m.lookup_into("a.b", &mut out).unwrap();
+    out[1..].sort_unstable();
+    assert_eq!(out, vec![99, 1, 2, 3]);
+    assert!(m.matches_any("a.b").unwrap());
+    assert!(m.matches_any("zzz").unwrap(), "`#` matches anything");
+}
+
+#[test]
+fn every_change_is_seen_by_the_next_lookup() {
+    let m = cached(64);
+    m.insert(&pattern("a.b"), 1);
+    for _ in 0..3 {
+        assert_eq!(lookup(&m, "a.b"), vec![1]);
+    }
+    assert_eq!(live(&m), 1);
+    m.insert(&pattern("a.*"), 2);
+    assert_eq!(live(&m), 0, "an insert invalidates every entry");
+    assert_eq!(lookup(&m, "a.b"), vec![1, 2]);
+    assert_eq!(
+        lookup(&m, "a.b"),
+        vec![1, 2],
+        "refilled at once: its own slot"
+    );
+    assert_eq!(live(&m), 1);
+    assert!(m.remove(&pattern("a.b"), 1));
+    assert_eq!(lookup(&m, "a.b"), vec![2]);
+    assert!(m.remove(&pattern("a.*"), 2));
+    assert_eq!(lookup(&m, "a.b"), Vec::<u64>::new());
+    assert!(!m.matches_any("a.b").unwrap());
+    // A remove that finds nothing changes nothing, and still answers right.
+    assert!(!m.remove(&pattern("a.b"), 1));
+    assert_eq!(lookup(&m, "a.b"), Vec::<u64>::new());
+}
+
+#[test]
+fn topics_sharing_one_slot_keep_their_own_results() {
+    let m = cached(1);
+    m.insert(&pattern("x"), 1);
+    m.insert(&pattern("y"), 2);
+    for _ in 0..5 {
+        assert_eq!(lookup(&m, "x"), vec![1]);
+        assert_eq!(lookup(&m, "y"), vec![2]);
+        assert_eq!(lookup(&m, "z"), Vec::<u64>::new());
+    }
+    assert!(live(&m) <= 1);
+}
+
+#[test]
+fn big_results_are_not_cached_and_invalid_topics_still_fail() {
+    let m = cached(8);
+    for id in 0..=MAX_IDS as u64 {
+        m.insert(&pattern("big"), id);
+    }
+    for _ in 0..3 {
+        assert_eq!(lookup(&m, "big").len(), MAX_IDS + 1);
+    }
+    assert_eq!(live(&m), 0);
+    let mut out = Vec::new();
+    let long = "w.".repeat(Limits::for_dialect(Dialect::Amqp).max_levels + 1);
+    for _ in 0..3 {
+        assert!(m.lookup_into(&long, &mut out).is_err());
+    }
+    assert!(out.is_empty());
+}
+
+#[test]
+fn batches_use_the_cache_too() {
+    let m = cached(16);
+    m.insert(&pattern("a.*"), 1);
+    m.insert(&pattern("b"), 2);
+    let (mut out, mut ends) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        out.clear();
+        ends.clear();
+        m.lookup_batch_into(&["a.x", "b", "c"], &mut out, &mut ends)
+            .unwrap();
+        assert_eq!(
+            (out.as_slice(), ends.as_slice()),
+            (&[1, 2][..], &[1, 2, 2][..])
+        );
+    }
+    assert_eq!(live(&m), 3);
+}
+
+/// Writers and readers at once: a reader's lookup always includes the subscriptions that were
+/// never removed, and each writer sees its own change at once.
+#[test]
+fn readers_and_writers_at_once_never_see_a_stale_result() {
+    let m = cached(8);
+    m.insert(&pattern("s.*"), 0);
+    std::thread::scope(|scope| {
+        for r in 0..2u64 {
+            let m = &m;
+            scope.spawn(move || {
+                for i in 0..20_000u64 {
+                    let found = lookup(m, "s.t");
+                    assert!(
+                        found.contains(&0),
+                        "reader {r} lost the stable subscription"
+                    );
+                    assert!(found.iter().all(|id| *id < 1_000), "phantom {found:?}");
+                    let _ = i;
+                }
+            });
+        }
+        for w in 1..=2u64 {
+            let m = &m;
+            scope.spawn(move || {
+                let own = pattern(&format!("s.{}", if w == 1 { "t" } else { "#" }));
+                for _ in 0..2_000 {
+                    m.insert(&own, w);
+                    assert!(lookup(m, "s.t").contains(&w), "writer {w}: own insert");
+                    assert!(m.remove(&own, w));
+                    assert!(!lookup(m, "s.t").contains(&w), "writer {w}: own remove");
+                }
+            });
+        }
+    });
+    assert_eq!(lookup(&m, "s.t"), vec![0]);
+}

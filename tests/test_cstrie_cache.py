@@ -1,0 +1,94 @@
+"""`cstrie`'s optional result cache (`cache_capacity=N`), from Python: the same answers as
+without it, every change seen at once, kept by pickling, and exact under threads."""
+
+import pickle
+import threading
+
+import pytest
+
+import topicmatch as tm
+
+
+def _loaded(capacity: int | None) -> tm.Matcher:
+    m = tm.Matcher("amqp", "cstrie", cache_capacity=capacity)
+    m.subscribe("a.*", "star")
+    m.subscribe("a.b", "exact")
+    m.subscribe("#", "all")
+    return m
+
+
+def test_off_by_default() -> None:
+    assert tm.Matcher("amqp", "cstrie").cache_capacity is None
+    assert tm.Matcher("amqp").cache_capacity is None
+
+
+@pytest.mark.parametrize("capacity", [1, 3, 1000])
+def test_same_answers_as_without_a_cache(capacity: int) -> None:
+    cached, plain = _loaded(capacity), _loaded(None)
+    assert cached.cache_capacity == capacity
+    topics = [f"a.t{i % 7}" for i in range(40)] + ["a.b", "x.y", "a.b", "a", ""]
+    for _ in range(3):  # cached on the second sighting, served from the third
+        for t in topics:
+            assert sorted(cached.lookup(t)) == sorted(plain.lookup(t)), t
+        got, expected = cached.lookup_many(topics), plain.lookup_many(topics)
+        assert [sorted(r) for r in got] == [sorted(r) for r in expected]
+
+
+def test_every_change_is_seen_at_once() -> None:
+    m = _loaded(16)
+    for _ in range(3):
+        assert sorted(m.lookup("a.b")) == ["all", "exact", "star"]
+    sid = m.subscribe("*.b", "late")
+    assert sorted(m.lookup("a.b")) == ["all", "exact", "late", "star"]
+    assert m.lookup("a.b") == m.lookup("a.b")
+    assert m.unsubscribe(sid)
+    assert sorted(m.lookup("a.b")) == ["all", "exact", "star"]
+    too_long = "w" * 1_000_000
+    for _ in range(3):  # validated every time: a bad topic is never cached
+        with pytest.raises(tm.TopicMatchError):
+            m.lookup(too_long)
+
+
+def test_pickle_keeps_the_capacity() -> None:
+    m = _loaded(5)
+    m.lookup("a.b")
+    m.lookup("a.b")
+    restored = pickle.loads(pickle.dumps(m))
+    assert restored.cache_capacity == 5
+    assert restored.algorithm == "cstrie"
+    assert sorted(restored.lookup("a.b")) == ["all", "exact", "star"]
+
+
+def test_threads_share_a_cached_matcher_while_others_churn() -> None:
+    m = tm.Matcher("amqp", "cstrie", cache_capacity=64)
+    m.subscribe("s.*", "stable")
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            got = m.lookup_many(["s.t", "s.u", "s.t"])
+            for r in got:
+                if "stable" not in r:
+                    errors.append(f"lost the stable subscription: {r}")
+
+    def writer(w: int) -> None:
+        for i in range(300):
+            sid = m.subscribe("s.t", f"w{w}")
+            if f"w{w}" not in m.lookup("s.t"):
+                errors.append(f"writer {w}: own subscribe not seen")
+            m.unsubscribe(sid)
+            if f"w{w}" in m.lookup("s.t"):
+                errors.append(f"writer {w}: own unsubscribe not seen")
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    writers = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert errors == []
+    assert m.lookup("s.t") == ["stable"]
