@@ -29,15 +29,15 @@
 //! second).
 
 //! # Bounds
-//! `capacity` slots, direct-mapped by the topic's hash (a collision replaces the entry). A topic
-//! is cached on its second sighting ([`Doorkeeper`]), or at once if its slot holds its own stale
-//! entry; results of more than [`MAX_IDS`] subscribers are not cached. Replaced entries are
-//! freed through the epoch ([`Slot`]).
+//! `capacity` entries (rounded up to even), in buckets of two slots chosen by the topic's hash.
+//! A topic is compared through its 16-byte [`Key`] (a topic under 16 bytes *is* its key; a
+//! longer one's key is a hash, so its bytes are compared too). A topic is cached on its second
+//! sighting ([`Doorkeeper`]), or at once if its bucket holds its own stale entry; it replaces its
+//! own entry, else an empty or stale slot, else the slot its hash picks. Results of more than
+//! [`MAX_IDS`] subscribers are not cached. Replaced entries are freed through the epoch
+//! ([`Slot`]).
 
-use std::hash::BuildHasher;
-
-use rustc_hash::FxBuildHasher;
-
+use super::kids::Key;
 use super::raw::{Pin, Slot};
 use crate::matcher::SubscriberId;
 use crate::matchers::door::Doorkeeper;
@@ -49,9 +49,17 @@ pub(super) const MAX_IDS: usize = 1024;
 /// One topic's result, as of one generation.
 struct Entry {
     generation: u64,
-    hash: u64,
+    key: Key,
     topic: Box<str>,
     ids: Box<[SubscriberId]>,
+}
+
+impl Entry {
+    /// Whether this is the entry of `topic`, whose key is `key`.
+    #[inline]
+    fn is(&self, key: Key, topic: &str) -> bool {
+        self.key == key && (!key.is_long() || *self.topic == *topic)
+    }
 }
 
 /// See the module docs.
@@ -62,10 +70,10 @@ pub(super) struct Cache {
     door: Doorkeeper,
 }
 
-/// A topic's key for the cache: its hash, and the counters read before its lookup.
+/// A topic's key for the cache, and the counters read before its lookup.
 #[derive(Clone, Copy)]
 pub(super) struct Ticket {
-    hash: u64,
+    key: Key,
     generation: u64,
     /// No writer was under way: the cache may answer, or be filled.
     quiet: bool,
@@ -89,7 +97,9 @@ impl Cache {
         Cache {
             writing: AtomicU64::new(0),
             generation: AtomicU64::new(0),
-            slots: (0..capacity).map(|_| Slot::default()).collect(),
+            slots: (0..capacity.div_ceil(2) * 2)
+                .map(|_| Slot::default())
+                .collect(),
             door: Doorkeeper::new(capacity),
         }
     }
@@ -106,7 +116,7 @@ impl Cache {
     pub(super) fn ticket(&self, topic: &str) -> Ticket {
         let quiet = self.writing.load(Ordering::SeqCst) == 0;
         Ticket {
-            hash: FxBuildHasher.hash_one(topic),
+            key: Key::of(topic),
             generation: self.generation.load(Ordering::SeqCst),
             quiet,
         }
@@ -120,12 +130,13 @@ impl Cache {
             && self.generation.load(Ordering::SeqCst) == ticket.generation
     }
 
-    /// The slot of a topic hashing to `hash`.
+    /// The bucket of a topic whose key is `key`: two slots.
     #[inline]
-    fn slot(&self, hash: u64) -> &Slot<Entry> {
-        // Multiply-shift: any number of slots, no division.
-        let index = (u128::from(hash) * self.slots.len() as u128) >> 64;
-        &self.slots[index as usize]
+    fn bucket(&self, key: Key) -> &[Slot<Entry>] {
+        // Multiply-shift: any number of buckets, no division.
+        let buckets = self.slots.len() / 2;
+        let index = ((u128::from(key.hash()) * buckets as u128) >> 64) as usize;
+        &self.slots[2 * index..2 * index + 2]
     }
 
     /// The cached subscribers of `topic`, if its entry is of `ticket`'s generation.
@@ -139,11 +150,11 @@ impl Cache {
         if !ticket.quiet {
             return None;
         }
-        let entry = self.slot(ticket.hash).load(pin)?;
-        (entry.generation == ticket.generation
-            && entry.hash == ticket.hash
-            && *entry.topic == *topic)
-            .then_some(&*entry.ids)
+        self.bucket(ticket.key).iter().find_map(|slot| {
+            let entry = slot.load(pin)?;
+            (entry.generation == ticket.generation && entry.is(ticket.key, topic))
+                .then_some(&*entry.ids)
+        })
     }
 
     /// Caches `ids` as `topic`'s subscribers, found by a walk that began after `ticket` was
@@ -153,17 +164,25 @@ impl Cache {
         if ids.len() > MAX_IDS || !self.still(ticket) {
             return;
         }
-        let slot = self.slot(ticket.hash);
-        let refresh = slot
-            .load(pin)
-            .is_some_and(|entry| entry.hash == ticket.hash && *entry.topic == *topic);
-        if !refresh && !self.door.seen_before(topic) {
+        let bucket = self.bucket(ticket.key);
+        let entries = [bucket[0].load(pin), bucket[1].load(pin)];
+        let own = entries
+            .iter()
+            .position(|e| e.is_some_and(|e| e.is(ticket.key, topic)));
+        if own.is_none() && !self.door.seen_before(topic) {
             return;
         }
-        slot.replace(
+        let victim = own
+            .or_else(|| {
+                entries
+                    .iter()
+                    .position(|e| e.map_or(true, |e| e.generation != ticket.generation))
+            })
+            .unwrap_or((ticket.key.hash() >> 63) as usize);
+        bucket[victim].replace(
             Entry {
                 generation: ticket.generation,
-                hash: ticket.hash,
+                key: ticket.key,
                 topic: topic.into(),
                 ids: ids.into(),
             },

@@ -74,7 +74,7 @@ impl Key {
 
     /// Whether the key is a hash, so equal keys must still compare the words.
     #[inline]
-    fn is_long(self) -> bool {
+    pub(super) fn is_long(self) -> bool {
         (self.high >> 56) as u8 == LONG
     }
 
@@ -86,8 +86,10 @@ impl Key {
             | 0x80
     }
 
-    /// The key spread over 64 bits, for the HAMT of a wide level.
-    fn hash(self) -> u64 {
+    /// The key spread over 64 bits, for the HAMT of a wide level (and the result cache's
+    /// slots).
+    #[inline]
+    pub(super) fn hash(self) -> u64 {
         let x = self.low ^ self.high.rotate_left(29);
         let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         h ^ (h >> 29)

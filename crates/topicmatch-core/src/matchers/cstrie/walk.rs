@@ -17,6 +17,8 @@ use std::ptr;
 use arrayvec::ArrayVec;
 use rustc_hash::FxHashSet;
 
+#[cfg(not(loom))]
+use super::cache::Cache;
 use super::kids::Probe;
 use super::nodes::Main;
 use super::raw::{INode, Pin};
@@ -169,6 +171,8 @@ impl Rules for Nats {
 
 /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
 /// With `first_only`, stops at the first subscriber found and returns whether there was one.
+#[inline(always)]
+#[allow(clippy::inline_always)] // into `lookup_into`, as before the cache's branch was added
 pub(super) fn lookup(
     trie: &CsTrieMatcher,
     topic: &str,
@@ -196,10 +200,9 @@ pub(super) fn lookup_batch(
     Ok(())
 }
 
-/// [`lookup_pinned`] through the result cache, if the trie has one: a hit copies the cached
-/// subscribers (a topic is cached only once validated, and the limits never change); a miss
-/// walks, then offers the result to the cache.
-#[inline]
+/// [`lookup_pinned`], through the result cache if the trie has one.
+#[inline(always)]
+#[allow(clippy::inline_always)] // once per lookup: the uncached path stays as it was
 fn lookup_cached(
     trie: &CsTrieMatcher,
     topic: &str,
@@ -209,21 +212,37 @@ fn lookup_cached(
 ) -> Result<bool> {
     #[cfg(not(loom))]
     if let Some(cache) = &trie.cache {
-        let ticket = cache.ticket(topic);
-        if let Some(ids) = cache.get(topic, ticket, pin) {
-            if !first_only {
-                out.extend_from_slice(ids);
-            }
-            return Ok(!ids.is_empty());
-        }
-        let start = out.len();
-        let found = lookup_pinned(trie, topic, out, first_only, pin)?;
-        if !first_only {
-            cache.fill(topic, ticket, &out[start..], pin);
-        }
-        return Ok(found);
+        return through(cache, trie, topic, out, first_only, pin);
     }
     lookup_pinned(trie, topic, out, first_only, pin)
+}
+
+/// [`lookup_pinned`] through `cache`: a hit copies the cached subscribers (a topic is cached
+/// only once validated, and the limits never change); a miss walks, then offers the result to
+/// the cache.
+#[cfg(not(loom))]
+#[inline(never)]
+fn through(
+    cache: &Cache,
+    trie: &CsTrieMatcher,
+    topic: &str,
+    out: &mut Vec<SubscriberId>,
+    first_only: bool,
+    pin: &Pin<'_>,
+) -> Result<bool> {
+    let ticket = cache.ticket(topic);
+    if let Some(ids) = cache.get(topic, ticket, pin) {
+        if !first_only {
+            out.extend_from_slice(ids);
+        }
+        return Ok(!ids.is_empty());
+    }
+    let start = out.len();
+    let found = lookup_pinned(trie, topic, out, first_only, pin)?;
+    if !first_only {
+        cache.fill(topic, ticket, &out[start..], pin);
+    }
+    Ok(found)
 }
 
 /// [`lookup`] under a pin the caller holds.
