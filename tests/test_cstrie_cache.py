@@ -92,3 +92,17 @@ def test_threads_share_a_cached_matcher_while_others_churn() -> None:
         t.join()
     assert errors == []
     assert m.lookup("s.t") == ["stable"]
+
+
+def test_a_huge_capacity_is_capped_not_allocated() -> None:
+    m = tm.Matcher("amqp", "cstrie", cache_capacity=2**40)
+    assert m.cache_capacity == 2**40
+    m.subscribe("a.*", "star")
+    for _ in range(3):
+        assert m.lookup("a.b") == ["star"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2**70, "10", 1.5])
+def test_must_be_a_positive_int(bad: object) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        tm.Matcher("amqp", "cstrie", cache_capacity=bad)  # type: ignore[arg-type]

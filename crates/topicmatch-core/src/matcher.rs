@@ -16,7 +16,8 @@ pub struct Config {
     /// Limits checked on every topic.
     pub limits: Limits,
     /// The most topics an algorithm that caches per topic keeps: `inverted_bitmap`'s rows
-    /// (default 16,384), `cstrie`'s results (default: no cache); `None`: the default.
+    /// (default 16,384), `cstrie`'s results (default: no cache; at most 4,194,304 whatever is
+    /// asked); `None`: the default.
     /// [`Engine`](crate::Engine) refuses it for other algorithms.
     pub cache_capacity: Option<usize>,
 }

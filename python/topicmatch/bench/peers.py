@@ -55,10 +55,10 @@ def _mqtt(text: str) -> str:
 
 
 class Ours:
-    """A ``topicmatch.Matcher`` of one algorithm."""
+    """A ``topicmatch.Matcher`` of one algorithm (with its cache bound, if given)."""
 
-    def __init__(self, algorithm: str, workload: Workload) -> None:
-        self.matcher = tm.Matcher("amqp", algorithm)
+    def __init__(self, algorithm: str, workload: Workload, cache_capacity: int | None = None) -> None:
+        self.matcher = tm.Matcher("amqp", algorithm, cache_capacity=cache_capacity)
         for index, pattern in enumerate(workload.patterns):
             self.matcher.subscribe(pattern, index)
         self.lookup = self.matcher.lookup
@@ -217,6 +217,10 @@ class Amqtt:
             del self.subscriptions[key]
 
 
+# The result cache of the ``cstrie_cached`` rows (as in the Rust benchmarks).
+CACHED_CAPACITY = 16_384
+
+
 def fast_algorithm() -> str:
     """The algorithm the floor's answers come from: the first one that does not scan."""
     return next((a for a in tm.ALGORITHMS if a != "naive"), tm.ALGORITHMS[0])
@@ -233,13 +237,17 @@ def _installed(module: str) -> str | None:
 
 
 def targets(topics_for_floor: Callable[[Workload], Sequence[str]]) -> list[Target]:
-    """The floor, every algorithm in ``tm.ALGORITHMS``, then the peers."""
+    """The floor, every algorithm in ``tm.ALGORITHMS`` (and ``cstrie_cached``: the ``cstrie`` with a
+    result cache of ``CACHED_CAPACITY`` topics), then the peers."""
     out = [Target("floor", "floor", False,
                   lambda w: Floor(w, topics_for_floor(w)))]
     out += [
         Target(name, "ours", name == "naive", functools.partial(Ours, name))
         for name in tm.ALGORITHMS
     ]
+    # The default algorithm with its result cache: cached and uncached figures side by side.
+    out.append(Target("cstrie_cached", "ours", False,
+                      functools.partial(Ours, "cstrie", cache_capacity=CACHED_CAPACITY)))
     out += [
         Target("paho", "peer", False, Paho, _installed("paho.mqtt.matcher")),
         Target("kombu", "peer", True, Kombu, _installed("kombu.transport.virtual.exchange")),

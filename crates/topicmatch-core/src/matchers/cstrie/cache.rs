@@ -29,7 +29,8 @@
 //! second).
 
 //! # Bounds
-//! `capacity` entries (rounded up to even), in buckets of two slots chosen by the topic's hash.
+//! `capacity` entries (rounded up to even, at most [`MAX_SLOTS`]: 32 MiB of slots, whatever
+//! is asked), in buckets of two slots chosen by the topic's hash.
 //! A topic is compared through its 16-byte [`Key`] (a topic under 16 bytes *is* its key; a
 //! longer one's key is a hash, so its bytes are compared too). A topic is cached on its second
 //! sighting ([`Doorkeeper`]), or at once if its bucket holds its own stale entry; it replaces its
@@ -45,6 +46,10 @@ use crate::sync::{AtomicU64, Ordering};
 
 /// The most subscribers a cached result holds (8 KiB): bigger results are looked up each time.
 pub(super) const MAX_IDS: usize = 1024;
+
+/// The most entries a cache holds, whatever capacity is asked for: its slots are allocated
+/// up front (8 bytes each; an entry itself only once filled).
+pub(super) const MAX_SLOTS: usize = 1 << 22;
 
 /// One topic's result, as of one generation.
 struct Entry {
@@ -91,9 +96,9 @@ impl Drop for Change<'_> {
 }
 
 impl Cache {
-    /// A cache of `capacity` entries (at least 1).
+    /// A cache of `capacity` entries (at least 2, at most [`MAX_SLOTS`]).
     pub(super) fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
+        let capacity = capacity.clamp(2, MAX_SLOTS);
         Cache {
             writing: AtomicU64::new(0),
             generation: AtomicU64::new(0),
@@ -188,6 +193,12 @@ impl Cache {
             },
             pin,
         );
+    }
+
+    /// How many entries it can hold.
+    #[cfg(test)]
+    pub(super) fn slots(&self) -> usize {
+        self.slots.len()
     }
 
     /// The slots now holding an entry of the current generation (tests and statistics).

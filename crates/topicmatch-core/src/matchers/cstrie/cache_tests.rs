@@ -1,6 +1,6 @@
 //! The result cache ([`super::cache`]): hits, invalidation by every change, bounds.
 
-use super::cache::MAX_IDS;
+use super::cache::{MAX_IDS, MAX_SLOTS};
 use super::CsTrieMatcher;
 use crate::dialect::{Dialect, Limits};
 use crate::matcher::{Config, Matcher};
@@ -167,4 +167,17 @@ fn readers_and_writers_at_once_never_see_a_stale_result() {
         }
     });
     assert_eq!(lookup(&m, "s.t"), vec![0]);
+}
+
+#[test]
+fn a_huge_capacity_is_capped() {
+    for (asked, slots) in [(1, 2), (3, 4), (1000, 1000), (usize::MAX, MAX_SLOTS)] {
+        let m = cached(asked);
+        assert_eq!(m.cache.as_ref().unwrap().slots(), slots, "{asked}");
+        m.insert(&pattern("a"), 1);
+        for _ in 0..3 {
+            assert_eq!(lookup(&m, "a"), vec![1]);
+        }
+        assert_eq!(live(&m), 1);
+    }
 }
