@@ -24,10 +24,10 @@
 //!
 //! Every change thus empties the cache logically (entries of older stamps never hit again), so
 //! it suits read-mostly matchers; while writers are busy the lookups walk as if it were absent,
-//! plus one hash, two counter reads and a probe, and a fill for topics seen twice between
-//! changes. `generation` is 64 bits: it does not wrap in practice (584 years at 10^9 changes a
-//! second).
-
+//! plus the topic's key and two counter reads (and, between changes, a probe and a fill for
+//! the topics seen twice). `generation` is 64 bits: it does not wrap in practice (584 years at
+//! 10^9 changes a second).
+//!
 //! # Bounds
 //! `capacity` entries (rounded up to even, at most [`MAX_SLOTS`]: 32 MiB of slots, whatever
 //! is asked), in buckets of two slots chosen by the topic's hash.
@@ -164,7 +164,7 @@ impl Cache {
 
     /// Caches `ids` as `topic`'s subscribers, found by a walk that began after `ticket` was
     /// taken and has just ended: if no writer ran meanwhile, the topic was seen before (or its
-    /// slot holds its own older entry), and the result is not too big.
+    /// bucket holds its own older entry), and the result is not too big.
     pub(super) fn fill(&self, topic: &str, ticket: Ticket, ids: &[SubscriberId], pin: &Pin<'_>) {
         if ids.len() > MAX_IDS || !self.still(ticket) {
             return;
