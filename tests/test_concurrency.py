@@ -56,9 +56,15 @@ def check_no_phantoms(found: list[str | int], topic: str, patterns: dict[str | i
         assert tm.matches(patterns[sub], topic, DIALECT), f"{topic}: phantom {sub!r}"
 
 
-@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
-def test_concurrent_churn_keeps_every_invariant(algorithm: str) -> None:
-    m = tm.Matcher(dialect=DIALECT, algorithm=algorithm)
+@pytest.mark.parametrize(
+    ("algorithm", "cache_capacity"),
+    # Every algorithm, and the cstrie with a result cache small enough for topics to evict
+    # each other.
+    [(a, None) for a in tm.ALGORITHMS] + [("cstrie", 8)],
+    ids=[*tm.ALGORITHMS, "cstrie-cached"],
+)
+def test_concurrent_churn_keeps_every_invariant(algorithm: str, cache_capacity: int | None) -> None:
+    m = tm.Matcher(dialect=DIALECT, algorithm=algorithm, cache_capacity=cache_capacity)
     stable = [shape(k, "s") for k in range(STABLE)]
     churn = [[shape(k, f"t{t}k") for k in range(SLOTS)] for t in range(CHURNERS)]
     patterns: dict[str | int, str] = {f"s{k}": p for k, (p, _) in enumerate(stable)}

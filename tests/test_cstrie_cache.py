@@ -1,8 +1,8 @@
 """`cstrie`'s optional result cache (`cache_capacity=N`), from Python: the same answers as
-without it, every change seen at once, kept by pickling, and exact under threads."""
+without it, every change seen at once, kept by pickling, bounded (under threads:
+`test_concurrency.py`, `cstrie-cached`)."""
 
 import pickle
-import threading
 
 import pytest
 
@@ -57,41 +57,6 @@ def test_pickle_keeps_the_capacity() -> None:
     assert restored.cache_capacity == 5
     assert restored.algorithm == "cstrie"
     assert sorted(restored.lookup("a.b")) == ["all", "exact", "star"]
-
-
-def test_threads_share_a_cached_matcher_while_others_churn() -> None:
-    m = tm.Matcher("amqp", "cstrie", cache_capacity=64)
-    m.subscribe("s.*", "stable")
-    errors: list[str] = []
-    stop = threading.Event()
-
-    def reader() -> None:
-        while not stop.is_set():
-            got = m.lookup_many(["s.t", "s.u", "s.t"])
-            for r in got:
-                if "stable" not in r:
-                    errors.append(f"lost the stable subscription: {r}")
-
-    def writer(w: int) -> None:
-        for i in range(300):
-            sid = m.subscribe("s.t", f"w{w}")
-            if f"w{w}" not in m.lookup("s.t"):
-                errors.append(f"writer {w}: own subscribe not seen")
-            m.unsubscribe(sid)
-            if f"w{w}" in m.lookup("s.t"):
-                errors.append(f"writer {w}: own unsubscribe not seen")
-
-    readers = [threading.Thread(target=reader) for _ in range(2)]
-    writers = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
-    for t in readers + writers:
-        t.start()
-    for t in writers:
-        t.join()
-    stop.set()
-    for t in readers:
-        t.join()
-    assert errors == []
-    assert m.lookup("s.t") == ["stable"]
 
 
 def test_a_huge_capacity_is_capped_not_allocated() -> None:
