@@ -130,3 +130,38 @@ fn lookup_sees_untouched_subscriptions_and_nothing_unknown() {
         assert_eq!(found(&m, "a.b"), [1, 3]);
     });
 }
+
+/// The result cache (`cache_capacity`): once a lookup has seen a subscription gone, a later
+/// lookup never gets it back from a cached entry, even while the remove that took it has not
+/// returned yet. (A hit needs no writer under way: with only the generation checked, the stale
+/// entry of "x" would answer between the remove's CAS and its bump.)
+#[test]
+fn a_cached_result_never_brings_back_a_removed_subscription() {
+    use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    model(|| {
+        let config = Config {
+            cache_capacity: Some(4),
+            ..Config::new(Dialect::Amqp)
+        };
+        let m = Arc::new(CsTrieMatcher::new(config));
+        m.insert(&p("#"), 1);
+        // Seen twice, so cached: as of the generation holding `#`.
+        assert_eq!(found(&m, "x"), [1]);
+        assert_eq!(found(&m, "x"), [1]);
+        let gone = Arc::new(AtomicBool::new(false));
+        let (remover, watcher, saw) = (Arc::clone(&m), Arc::clone(&m), Arc::clone(&gone));
+        let a = thread::spawn(move || assert!(remover.remove(&p("#"), 1)));
+        let c = thread::spawn(move || {
+            // "y" is not cached: this walks the trie.
+            if found(&watcher, "y").is_empty() {
+                saw.store(true, SeqCst);
+            }
+        });
+        if gone.load(SeqCst) {
+            assert_eq!(found(&m, "x"), [0u64; 0], "a cached entry brought `#` back");
+        }
+        a.join().unwrap();
+        c.join().unwrap();
+        assert_eq!(found(&m, "x"), [0u64; 0]);
+    });
+}

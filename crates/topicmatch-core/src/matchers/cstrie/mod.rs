@@ -51,7 +51,6 @@
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
 
-#[cfg(not(loom))]
 mod cache;
 mod hamt;
 mod kids;
@@ -88,7 +87,6 @@ pub struct CsTrieMatcher {
     root: INode,
     reclaim: Reclaim,
     /// The result cache, if `config.cache_capacity` asks for one ([`cache`]).
-    #[cfg(not(loom))]
     cache: Option<cache::Cache>,
 }
 
@@ -100,23 +98,16 @@ impl CsTrieMatcher {
             config,
             root: INode::new(Main::default()),
             reclaim: Reclaim::default(),
-            #[cfg(not(loom))]
             cache: config.cache_capacity.map(cache::Cache::new),
         }
     }
 
     /// Marks an insert or remove under way for the result cache, if there is one, until the
     /// value returned is dropped.
-    #[cfg(not(loom))]
     #[inline]
     fn change(&self) -> Option<cache::Change<'_>> {
         self.cache.as_ref().map(cache::Cache::change)
     }
-
-    /// No result cache under loom.
-    #[cfg(loom)]
-    #[inline]
-    fn change(&self) {}
 
     /// Whether the trie holds nothing: true once every subscription was removed, because
     /// emptied levels are contracted away (the trie shrinks back).

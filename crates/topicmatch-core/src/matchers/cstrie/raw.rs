@@ -45,10 +45,8 @@ use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
 mod pool;
-#[cfg(not(loom))]
 mod slot;
 
-#[cfg(not(loom))]
 pub(super) use slot::Slot;
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
@@ -357,6 +355,9 @@ pub(super) struct Reclaim {
     /// Under loom, retired shared arrays likewise.
     #[cfg(loom)]
     retired_arrays: std::sync::Mutex<Vec<Array>>,
+    /// Under loom, values replaced in a [`Slot`] (the result cache's entries) likewise.
+    #[cfg(loom)]
+    retired_values: std::sync::Mutex<Vec<Box<dyn Send>>>,
 }
 
 /// Under loom, a retired block from [`pool::new_box`], freed when dropped (with the matcher).

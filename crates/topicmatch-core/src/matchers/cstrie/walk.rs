@@ -17,7 +17,6 @@ use std::ptr;
 use arrayvec::ArrayVec;
 use rustc_hash::FxHashSet;
 
-#[cfg(not(loom))]
 use super::cache::Cache;
 use super::kids::Probe;
 use super::nodes::Main;
@@ -210,7 +209,6 @@ fn lookup_cached(
     first_only: bool,
     pin: &Pin<'_>,
 ) -> Result<bool> {
-    #[cfg(not(loom))]
     if let Some(cache) = &trie.cache {
         return through(cache, trie, topic, out, first_only, pin);
     }
@@ -220,7 +218,6 @@ fn lookup_cached(
 /// [`lookup_pinned`] through `cache`: a hit copies the cached subscribers (a topic is cached
 /// only once validated, and the limits never change); a miss walks, then offers the result to
 /// the cache.
-#[cfg(not(loom))]
 #[inline(never)]
 fn through(
     cache: &Cache,

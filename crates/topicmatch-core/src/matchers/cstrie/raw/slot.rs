@@ -41,21 +41,30 @@ impl<T: Send + 'static> Slot<T> {
         // AcqRel: Release publishes the new value's fields to `load`; Acquire orders the old
         // value's retirement after its own publication (it is freed on some thread later).
         let old = self.value.swap(new, Ordering::AcqRel);
-        if !old.is_null() {
-            // SAFETY: `old` came from `Box::into_raw` and was unlinked from the slot by this
-            // swap, so no thread pinning after now can load it, and it is retired once (only
-            // the swap that removed it sees it). The deferred function runs after every guard
-            // active now is dropped; `T: Send`, so it may drop on any thread.
-            unsafe {
-                pin.guard.defer_unchecked(move || drop(Box::from_raw(old)));
-            }
+        if old.is_null() {
+            return;
+        }
+        #[cfg(not(loom))]
+        // SAFETY: `old` came from `Box::into_raw` and was unlinked from the slot by this swap,
+        // so no thread pinning after now can load it, and it is retired once (only the swap
+        // that removed it sees it). The deferred function runs after every guard active now is
+        // dropped; `T: Send`, so it may drop on any thread.
+        unsafe {
+            pin.guard.defer_unchecked(move || drop(Box::from_raw(old)));
+        }
+        #[cfg(loom)]
+        {
+            // SAFETY: as above; kept until the matcher drops (never freed early).
+            let old: Box<dyn Send> = unsafe { Box::from_raw(old) };
+            pin.reclaim.retired_values.lock().unwrap().push(old);
         }
     }
 }
 
 impl<T: Send + 'static> Drop for Slot<T> {
     fn drop(&mut self) {
-        let value = *self.value.get_mut();
+        // A swap rather than `get_mut`, which loom's atomics lack.
+        let value = self.value.swap(ptr::null_mut(), Ordering::Relaxed);
         if !value.is_null() {
             // SAFETY: the slot owns its current value (from `Box::into_raw`), and `&mut self`
             // means no reader holds it.
