@@ -38,7 +38,12 @@ impl Doorkeeper {
 
     /// Records a sighting of `topic`; whether it had been seen in this window.
     pub(crate) fn seen_before(&self, topic: &str) -> bool {
-        let hash = FxBuildHasher.hash_one(topic);
+        self.seen_hash_before(FxBuildHasher.hash_one(topic))
+    }
+
+    /// Records a sighting of whatever hashes to `hash` (well mixed: its top and bottom bits
+    /// are used); whether it had been seen in this window.
+    pub(crate) fn seen_hash_before(&self, hash: u64) -> bool {
         let word = (hash >> 6) as usize & (self.bits.len() - 1);
         let mask = 1u64 << (hash & 63) | 1u64 << ((hash >> 58) & 63);
         // Relaxed throughout: the bits are a frequency hint; no data is published through them.

@@ -24,8 +24,7 @@
 //!
 //! Every change thus empties the cache logically (entries of older stamps never hit again), so
 //! it suits read-mostly matchers; while writers are busy the lookups walk as if it were absent,
-//! plus the topic's key and two counter reads (and, between changes, a probe and a fill for
-//! the topics seen twice). `generation` is 64 bits: it does not wrap in practice (584 years at
+//! plus the topic's key and two counter reads (and, between changes, a probe and a sighting). `generation` is 64 bits: it does not wrap in practice (584 years at
 //! 10^9 changes a second).
 //!
 //! # Bounds
@@ -33,10 +32,12 @@
 //! is asked), in buckets of two slots chosen by the topic's hash.
 //! A topic is compared through its 16-byte [`Key`] (a topic under 16 bytes *is* its key; a
 //! longer one's key is a hash, so its bytes are compared too). A topic is cached on its second
-//! sighting ([`Doorkeeper`]), or at once if its bucket holds its own stale entry; it replaces its
-//! own entry, else an empty or stale slot, else the slot its hash picks. Results of more than
-//! [`MAX_IDS`] subscribers are not cached. Replaced entries are freed through the epoch
-//! ([`Slot`]).
+//! sighting *within one generation* ([`Doorkeeper`], keyed by topic and generation): a fill
+//! costs allocations and a deferred free, and pays off only if hits follow before the next
+//! change, so under steady churn (a change every few lookups) almost nothing is filled. It
+//! replaces its own entry, else an empty or stale slot, else the slot its hash picks. Results
+//! of more than [`MAX_IDS`] subscribers are not cached. Replaced entries are freed through the
+//! epoch ([`Slot`]).
 
 use super::kids::Key;
 use super::raw::{Pin, Slot};
@@ -163,21 +164,21 @@ impl Cache {
     }
 
     /// Caches `ids` as `topic`'s subscribers, found by a walk that began after `ticket` was
-    /// taken and has just ended: if no writer ran meanwhile, the topic was seen before (or its
-    /// bucket holds its own older entry), and the result is not too big.
+    /// taken and has just ended: if no writer ran meanwhile, the topic was seen before in this
+    /// generation, and the result is not too big.
     pub(super) fn fill(&self, topic: &str, ticket: Ticket, ids: &[SubscriberId], pin: &Pin<'_>) {
-        if ids.len() > MAX_IDS || !self.still(ticket) {
+        if !self.still(ticket) || ids.len() > MAX_IDS {
+            return;
+        }
+        let sighting = ticket.key.hash() ^ ticket.generation.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        if !self.door.seen_hash_before(sighting) {
             return;
         }
         let bucket = self.bucket(ticket.key);
         let entries = [bucket[0].load(pin), bucket[1].load(pin)];
-        let own = entries
+        let victim = entries
             .iter()
-            .position(|e| e.is_some_and(|e| e.is(ticket.key, topic)));
-        if own.is_none() && !self.door.seen_before(topic) {
-            return;
-        }
-        let victim = own
+            .position(|e| e.is_some_and(|e| e.is(ticket.key, topic)))
             .or_else(|| {
                 entries
                     .iter()
