@@ -27,3 +27,15 @@ def cases() -> dict[str, Any]:
 
 def load_cases() -> dict[str, Any]:
     return json.loads(CASES_PATH.read_text(encoding="utf-8"))
+
+
+def loaded_with_cache(algorithm: str, capacity: int | None) -> Any:
+    """A matcher of ``algorithm`` with ``cache_capacity=capacity`` holding three overlapping
+    subscriptions (``a.*`` star, ``a.b`` exact, ``#`` all): the cache tests' common start."""
+    import topicmatch as tm
+
+    m = tm.Matcher("amqp", algorithm, cache_capacity=capacity)
+    m.subscribe("a.*", "star")
+    m.subscribe("a.b", "exact")
+    m.subscribe("#", "all")
+    return m

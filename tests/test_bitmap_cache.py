@@ -6,14 +6,11 @@ import pickle
 import pytest
 
 import topicmatch as tm
+from conftest import loaded_with_cache
 
 
 def _loaded(capacity: int | None) -> tm.Matcher:
-    m = tm.Matcher("amqp", "inverted_bitmap", cache_capacity=capacity)
-    m.subscribe("a.*", "star")
-    m.subscribe("a.b", "exact")
-    m.subscribe("#", "all")
-    return m
+    return loaded_with_cache("inverted_bitmap", capacity)
 
 
 def test_default_is_none() -> None:

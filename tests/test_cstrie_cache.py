@@ -7,14 +7,11 @@ import pickle
 import pytest
 
 import topicmatch as tm
+from conftest import loaded_with_cache
 
 
 def _loaded(capacity: int | None) -> tm.Matcher:
-    m = tm.Matcher("amqp", "cstrie", cache_capacity=capacity)
-    m.subscribe("a.*", "star")
-    m.subscribe("a.b", "exact")
-    m.subscribe("#", "all")
-    return m
+    return loaded_with_cache("cstrie", capacity)
 
 
 def test_off_by_default() -> None:
