@@ -24,7 +24,8 @@
 //!
 //! Every change thus empties the cache logically (entries of older stamps never hit again), so
 //! it suits read-mostly matchers; while writers are busy the lookups walk as if it were absent,
-//! plus the topic's key and two counter reads (and, between changes, a probe and a sighting). `generation` is 64 bits: it does not wrap in practice (584 years at
+//! plus the topic's key and two counter reads (and, between changes, a sighting, and a probe
+//! once something was filled in the generation). `generation` is 64 bits: it does not wrap in practice (584 years at
 //! 10^9 changes a second).
 //!
 //! # Bounds
@@ -72,6 +73,9 @@ impl Entry {
 pub(super) struct Cache {
     writing: AtomicU64,
     generation: AtomicU64,
+    /// The latest generation any entry was filled in (a hint, only ever raised): a lookup of
+    /// a later generation has nothing to find, and skips the probe.
+    filled: AtomicU64,
     slots: Box<[Slot<Entry>]>,
     door: Doorkeeper,
 }
@@ -103,6 +107,7 @@ impl Cache {
         Cache {
             writing: AtomicU64::new(0),
             generation: AtomicU64::new(0),
+            filled: AtomicU64::new(0),
             slots: (0..capacity.div_ceil(2) * 2)
                 .map(|_| Slot::default())
                 .collect(),
@@ -153,7 +158,8 @@ impl Cache {
         ticket: Ticket,
         pin: &'g Pin<'_>,
     ) -> Option<&'g [SubscriberId]> {
-        if !ticket.quiet {
+        // Relaxed: a hint; a hit is still decided by the entry's own stamp.
+        if !ticket.quiet || self.filled.load(Ordering::Relaxed) != ticket.generation {
             return None;
         }
         self.bucket(ticket.key).iter().find_map(|slot| {
@@ -194,6 +200,8 @@ impl Cache {
             },
             pin,
         );
+        // Raised only: a late fill of an older generation must not hide the newer entries.
+        self.filled.fetch_max(ticket.generation, Ordering::Relaxed);
     }
 
     /// How many entries it can hold.
