@@ -205,9 +205,15 @@ def test_lookups_from_threads() -> None:
     assert errors == []
 
 
-@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
-def test_matcher_where(algorithm: str) -> None:
-    m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+@pytest.mark.parametrize(
+    ("algorithm", "cache_capacity"),
+    # And the cstrie with its result cache: a topic's cached matches are filtered again by
+    # each message's fields.
+    [(a, None) for a in tm.ALGORITHMS] + [("cstrie", 16)],
+    ids=[*tm.ALGORITHMS, "cstrie-cached"],
+)
+def test_matcher_where(algorithm: str, cache_capacity: int | None) -> None:
+    m = tm.Matcher(dialect="amqp", algorithm=algorithm, cache_capacity=cache_capacity)
     eur = m.subscribe("forex.*", "eur-desk", where={"currency": "EUR"})
     assert m.subscribe("forex.*", "eur-desk", where={"currency": "EUR"}) == eur
     m.subscribe("#", "big", where={"qty": tm.gt(100), "urgent": tm.PRESENT}, mode="any")
