@@ -1,6 +1,7 @@
 //! The result cache ([`super::cache`]): hits, invalidation by every change, bounds.
 
 use super::cache::{MAX_IDS, MAX_SLOTS};
+use super::tests::lookup;
 use super::CsTrieMatcher;
 use crate::dialect::{Dialect, Limits};
 use crate::matcher::{Config, Matcher};
@@ -13,15 +14,9 @@ fn cached(capacity: usize) -> CsTrieMatcher {
     })
 }
 
+/// An AMQP pattern ([`super::tests::pattern`]).
 fn pattern(text: &str) -> Pattern {
-    Pattern::parse(Dialect::Amqp, &Limits::for_dialect(Dialect::Amqp), text).unwrap()
-}
-
-fn lookup(m: &CsTrieMatcher, topic: &str) -> Vec<u64> {
-    let mut out = Vec::new();
-    m.lookup_into(topic, &mut out).unwrap();
-    out.sort_unstable();
-    out
+    super::tests::pattern(Dialect::Amqp, text)
 }
 
 /// Entries of the current generation.

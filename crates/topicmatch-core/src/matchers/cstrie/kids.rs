@@ -24,8 +24,8 @@ use crate::sync::Arc;
 
 /// Most children a narrow level holds.
 const NARROW: usize = 16;
-/// The length byte that marks a long word's key.
-const LONG: u8 = 0xFF;
+/// The length byte that marks a long word's key: the one [`Packed`] tests for.
+const LONG: u8 = super::raw::LONG_KEY;
 
 /// A word's identity for child lookups; see the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,11 +9,11 @@ fn matcher(dialect: Dialect) -> CsTrieMatcher {
     CsTrieMatcher::new(Config::new(dialect))
 }
 
-fn pattern(dialect: Dialect, text: &str) -> Pattern {
+pub(super) fn pattern(dialect: Dialect, text: &str) -> Pattern {
     Pattern::parse(dialect, &Limits::for_dialect(dialect), text).unwrap()
 }
 
-fn lookup(m: &CsTrieMatcher, topic: &str) -> Vec<u64> {
+pub(super) fn lookup(m: &CsTrieMatcher, topic: &str) -> Vec<u64> {
     let mut out = Vec::new();
     m.lookup_into(topic, &mut out).unwrap();
     out.sort_unstable();
