@@ -35,6 +35,9 @@ def _add_route(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--dialect", default="mqtt", choices=tm.DIALECTS)
     parser.add_argument("--algorithm", default="auto",
                         choices=tuple(dict.fromkeys(("auto", *tm.ALGORITHMS, "sql-baseline"))))
+    parser.add_argument("--cache-capacity", type=int, metavar="N",
+                        help="a per-topic cache of N entries in each executor's matcher "
+                        "(--algorithm cstrie or inverted_bitmap; default: none for cstrie)")
     parser.add_argument("--master", default="local[*]", help="Spark master (local[*])")
     parser.add_argument("--topic-col", default="topic")
     parser.add_argument("--pattern-col", default="pattern")

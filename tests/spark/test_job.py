@@ -78,3 +78,34 @@ def test_route_rejects_invalid_subscriptions(spark: SparkSession, tmp_path: Path
     assert code == 2
     assert "1 invalid mqtt subscription(s)" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()
+
+
+def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    outs = {}
+    for extra in ([], ["--cache-capacity", "256"]):
+        out = tmp_path / ("cached" if extra else "plain")
+        assert cli.main(["route", "--demo-messages", "1000", "--demo-subscriptions", "50",
+                         "--algorithm", "cstrie", *extra, "--out", str(out),
+                         "--master", "local[2]"]) == 0
+        printed = capsys.readouterr().out
+        assert ("cstrie, cache 256," in printed) == bool(extra), printed
+        outs[bool(extra)] = sorted(
+            (r["id"], r["subscriber"]) for r in spark.read.parquet(str(out)).collect()
+        )
+    assert outs[True] == outs[False] and len(outs[True]) > 50
+
+
+@pytest.mark.parametrize(("algorithm", "capacity", "refusal"), [
+    ("trie", "64", "cache_capacity applies only to"),
+    ("sql-baseline", "64", "does not apply to --algorithm sql-baseline"),
+    ("cstrie", "0", "must be a positive integer"),
+])
+def test_route_refuses_a_cache_before_starting(tmp_path: Path, algorithm: str, capacity: str,
+                                               refusal: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["route", "--algorithm", algorithm, "--cache-capacity", capacity,
+                     "--demo-messages", "10", "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert refusal in capsys.readouterr().out
+    assert not (tmp_path / "out").exists()

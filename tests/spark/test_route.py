@@ -3,6 +3,7 @@ with the native routing and with the plain-SQL baseline."""
 
 from __future__ import annotations
 
+import pickle
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -13,7 +14,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 import topicmatch as tm
 from topicmatch.spark import fanout_counts, route
-from topicmatch.spark import InvalidSubscriptions
+from topicmatch.spark.routing import FanoutCounts
+from topicmatch.spark import InvalidSubscriptions, subscriptions
 
 from . import randomized as workload
 
@@ -157,3 +159,49 @@ def test_custom_column_names(spark: SparkSession, algorithm: str) -> None:
                 pattern_col="p", subscriber_col="who")
     assert out.columns == ["t", "n", "subscriber", "error"]
     assert sorted((r["n"], r["subscriber"]) for r in out.collect()) == [(1, 5), (1, 6), (2, 6)]
+
+
+@pytest.mark.parametrize(("dialect", "algorithm"), [("mqtt", "cstrie"), ("amqp", "cstrie"),
+                                                    ("nats", "inverted_bitmap")])
+def test_route_with_a_result_cache(spark: SparkSession, monkeypatch: pytest.MonkeyPatch,
+                                   dialect: str, algorithm: str) -> None:
+    rng = random.Random(f"cache-{dialect}")
+    subs = workload.patterns(dialect, 40, rng)
+    # Each topic three times over, so an executor's cache fills and then answers.
+    messages = workload.topics(dialect, 150, rng) * 3
+    messages_df, subs_df = frames(spark, subs, messages)
+    want, want_errors = workload.expected(dialect, subs, messages, keep_unmatched=True)
+    shipped = []
+    real_payload = subscriptions.payload
+
+    def recording(matcher: tm.Matcher, values: pa.Array) -> subscriptions.Payload:
+        out = real_payload(matcher, values)
+        shipped.append(pickle.loads(out.matcher).cache_capacity)  # noqa: S301 (our bytes)
+        return out
+
+    monkeypatch.setattr(subscriptions, "payload", recording)
+    out = route(messages_df, subs_df, dialect=dialect, algorithm=algorithm, keep_unmatched=True,
+                cache_capacity=64)
+    assert shipped == [64]  # the executors' matcher carries the cache
+    assert routed_rows(out) == (want, want_errors)
+    counts = fanout_counts(messages_df, subs_df, dialect=dialect, algorithm=algorithm,
+                           cache_capacity=64)
+    plain = fanout_counts(messages_df, subs_df, dialect=dialect, algorithm=algorithm)
+    def distribution(found: FanoutCounts) -> dict[int | None, int]:
+        return {r["fanout"]: r["messages"] for r in found.distribution.collect()}
+
+    assert distribution(counts) == distribution(plain)
+    assert sum(distribution(counts).values()) == len(messages)
+    assert shipped == [64, 64, None]
+
+
+@pytest.mark.parametrize(("algorithm", "capacity", "refusal"), [
+    ("trie", 64, "cache_capacity applies only to"),
+    ("sql-baseline", 64, "does not apply to algorithm 'sql-baseline'"),
+    ("cstrie", 0, "must be a positive integer"),
+])
+def test_route_refuses_a_cache_it_cannot_use(spark: SparkSession, algorithm: str,
+                                             capacity: int, refusal: str) -> None:
+    messages_df, subs_df = frames(spark, [("a/+", "s")], ["a/b"])
+    with pytest.raises(ValueError, match=refusal):
+        route(messages_df, subs_df, dialect="mqtt", algorithm=algorithm, cache_capacity=capacity)

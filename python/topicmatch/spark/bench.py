@@ -81,7 +81,7 @@ def fanout(patterns: list[str]) -> float:
 
 
 def run_case(spark: SparkSession, messages: DataFrame, algorithm: str,
-             patterns: list[str]) -> float:
+             patterns: list[str], cache_capacity: int | None = None) -> float:
     import pandas as pd
 
     started = time.perf_counter()
@@ -91,7 +91,8 @@ def run_case(spark: SparkSession, messages: DataFrame, algorithm: str,
         subs = spark.createDataFrame(
             pd.DataFrame({"pattern": patterns, "subscriber": range(len(patterns))})
         )
-        out = route(messages, subs, dialect="mqtt", algorithm=algorithm)
+        out = route(messages, subs, dialect="mqtt", algorithm=algorithm,
+                    cache_capacity=cache_capacity)
     out.write.format("noop").mode("overwrite").save()
     return time.perf_counter() - started
 
@@ -103,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--case", action="append", help="algorithm:messages:patterns")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--cache-capacity", type=int, metavar="N",
+                        help="a per-topic cache of N entries for every topicmatch case (each "
+                        "case's algorithm must take one: cstrie, inverted_bitmap)")
     args = parser.parse_args(argv)
     cases = []
     for case in args.case or DEFAULT_CASES:
@@ -125,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         patterns = _patterns(size, workload)
         mean = fanout(patterns) if patterns else 1.0
         repeat = 1 if algorithm == "sql-baseline" else args.repeat
-        best = min(run_case(spark, cached[count], algorithm, patterns) for _ in range(repeat))
+        cache = None if algorithm in ("floor", "sql-baseline") else args.cache_capacity
+        best = min(run_case(spark, cached[count], algorithm, patterns, cache)
+                   for _ in range(repeat))
         if algorithm == "floor":
             floors[count] = best
         ratio = f"{best / floors[count]:.1f}" if count in floors else "-"

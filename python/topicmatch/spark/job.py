@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import topicmatch as tm
 from topicmatch import workloads
 from topicmatch.spark.routing import route
 from topicmatch.spark.session import session
@@ -78,10 +79,29 @@ def demo_subscriptions(spark: SparkSession, count: int, dialect: str) -> DataFra
     return spark.createDataFrame(pd.DataFrame({"pattern": patterns, "subscriber": subscribers}))
 
 
+def cache_refused(args: argparse.Namespace) -> str | None:
+    """Why ``--cache-capacity`` cannot be used with these arguments, if it cannot: checked
+    before Spark starts, with the matcher's own rule and message."""
+    if args.cache_capacity is None:
+        return None
+    if args.algorithm == "sql-baseline":
+        return "--cache-capacity does not apply to --algorithm sql-baseline"
+    try:
+        tm.Matcher(dialect=args.dialect, algorithm=resolve_algorithm(args.algorithm),
+                   cache_capacity=args.cache_capacity)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs the job described by the parsed ``topicmatch route`` arguments."""
     from pyspark.sql import functions as F
 
+    refused = cache_refused(args)
+    if refused:
+        print(f"topicmatch route: {refused}")
+        return 2
     spark = session(args.master, config={"spark.ui.showConsoleProgress": "false"})
     spark.sparkContext.setLogLevel("ERROR")
     if args.messages:
@@ -100,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
             messages, subs, dialect=args.dialect, algorithm=args.algorithm,
             topic_col=args.topic_col, pattern_col=args.pattern_col,
             subscriber_col=args.subscriber_col, keep_unmatched=args.keep_unmatched,
+            cache_capacity=args.cache_capacity,
         )
     except InvalidSubscriptions as exc:
         print(exc)
@@ -115,8 +136,9 @@ def run(args: argparse.Namespace) -> int:
     algorithm = args.algorithm if args.algorithm == "sql-baseline" else resolve_algorithm(
         args.algorithm
     )
+    cache = "" if args.cache_capacity is None else f", cache {args.cache_capacity:,}"
     print(f"routed {source} against {subs.count():,} subscriptions "
-          f"({args.dialect}, {algorithm}, {args.master})")
+          f"({args.dialect}, {algorithm}{cache}, {args.master})")
     print(f"messages {total:,}  matches {matches:,}  errors {errors:,}  "
           f"{total / elapsed:,.0f} messages/s ({elapsed:.3f} s)")
     print(f"wrote {args.format} to {Path(args.out).resolve()}")

@@ -88,6 +88,7 @@ def route(
     pattern_col: str = "pattern",
     subscriber_col: str = "subscriber",
     keep_unmatched: bool = False,
+    cache_capacity: int | None = None,
 ) -> DataFrame:
     """Routes every message to the subscribers whose pattern matches its topic.
 
@@ -99,6 +100,11 @@ def route(
 
     ``algorithm`` is a name in ``topicmatch.ALGORITHMS``, ``"auto"`` (the best one) or
     ``"sql-baseline"`` (plain Spark SQL, the benchmark baseline).
+
+    ``cache_capacity`` gives each executor's matcher a per-topic cache of that many entries
+    (``algorithm`` ``"cstrie"`` or ``"inverted_bitmap"``; see ``topicmatch.Matcher``): archives
+    that repeat topics are routed faster, with the same result. Any other algorithm, or a
+    capacity below 1, raises ``ValueError`` on the driver before any work starts.
     """
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -109,13 +115,17 @@ def route(
         subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col
     )
     if algorithm == SQL_BASELINE:
+        if cache_capacity is not None:
+            raise ValueError(f"cache_capacity does not apply to algorithm {SQL_BASELINE!r}")
         from topicmatch.spark import baseline
 
         return baseline.route_sql(
             messages_df, subs, subscriptions_df.schema[subscriber_col].dataType,
             dialect=dialect, topic_col=topic_col, keep_unmatched=keep_unmatched,
         )
-    matcher = subscriptions.build_matcher(subs, dialect=dialect, algorithm=algorithm)
+    matcher = subscriptions.build_matcher(
+        subs, dialect=dialect, algorithm=algorithm, cache_capacity=cache_capacity
+    )
     payload = subscriptions.payload(matcher, subs.values)
     broadcast = messages_df.sparkSession.sparkContext.broadcast(payload)
     schema = StructType([
@@ -151,16 +161,18 @@ def fanout_counts(
     topic_col: str = "topic",
     pattern_col: str = "pattern",
     subscriber_col: str = "subscriber",
+    cache_capacity: int | None = None,
 ) -> FanoutCounts:
     """Fan-out of a routing: per subscriber the number of messages, and the distribution of the
-    number of subscribers per message (every message counted, unmatched ones at 0)."""
+    number of subscribers per message (every message counted, unmatched ones at 0).
+    ``cache_capacity`` is as for :func:`route`."""
     from pyspark.sql import functions as F
 
     message_id = "_tm_message"
     routed = route(
         messages_df.withColumn(message_id, F.monotonically_increasing_id()), subscriptions_df,
         dialect=dialect, algorithm=algorithm, topic_col=topic_col, pattern_col=pattern_col,
-        subscriber_col=subscriber_col, keep_unmatched=True,
+        subscriber_col=subscriber_col, keep_unmatched=True, cache_capacity=cache_capacity,
     )
     per_subscriber = (
         routed.where(F.col("subscriber").isNotNull())

@@ -80,9 +80,15 @@ def collect(
     return SubscriptionSet(patterns, indices, values)
 
 
-def build_matcher(subs: SubscriptionSet, *, dialect: str, algorithm: str) -> tm.Matcher:
-    """A matcher whose subscribers are the indices into ``subs.values``."""
-    matcher = tm.Matcher(dialect=dialect, algorithm=resolve_algorithm(algorithm))
+def build_matcher(
+    subs: SubscriptionSet, *, dialect: str, algorithm: str, cache_capacity: int | None = None
+) -> tm.Matcher:
+    """A matcher whose subscribers are the indices into ``subs.values``, with a per-topic cache
+    of ``cache_capacity`` entries if given (``cstrie`` and ``inverted_bitmap`` only; any other
+    algorithm raises ``ValueError``)."""
+    matcher = tm.Matcher(
+        dialect=dialect, algorithm=resolve_algorithm(algorithm), cache_capacity=cache_capacity
+    )
     for pattern, index in zip(subs.patterns, subs.indices, strict=True):
         matcher.subscribe(pattern, index)
     return matcher
