@@ -13,8 +13,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 import topicmatch as tm
-from topicmatch.spark import fanout_counts, route
-from topicmatch.spark.routing import FanoutCounts
+from topicmatch.spark import FanoutCounts, fanout_counts, route
 from topicmatch.spark import InvalidSubscriptions, subscriptions
 
 from . import randomized as workload

@@ -8,9 +8,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import topicmatch as tm
 from topicmatch import workloads
-from topicmatch.spark.routing import route
+from topicmatch.spark.routing import SQL_BASELINE, check_cache, route
 from topicmatch.spark.session import session
 from topicmatch.spark.subscriptions import InvalidSubscriptions, resolve_algorithm
 
@@ -80,15 +79,12 @@ def demo_subscriptions(spark: SparkSession, count: int, dialect: str) -> DataFra
 
 
 def cache_refused(args: argparse.Namespace) -> str | None:
-    """Why ``--cache-capacity`` cannot be used with these arguments, if it cannot: checked
-    before Spark starts, with the matcher's own rule and message."""
-    if args.cache_capacity is None:
-        return None
-    if args.algorithm == "sql-baseline":
+    """Why ``--cache-capacity`` cannot be used with these arguments, if it cannot: ``route``'s
+    own check, run before Spark starts, worded with the command's flags for ``sql-baseline``."""
+    if args.cache_capacity is not None and args.algorithm == SQL_BASELINE:
         return "--cache-capacity does not apply to --algorithm sql-baseline"
     try:
-        tm.Matcher(dialect=args.dialect, algorithm=resolve_algorithm(args.algorithm),
-                   cache_capacity=args.cache_capacity)
+        check_cache(args.dialect, args.algorithm, args.cache_capacity)
     except ValueError as exc:
         return str(exc)
     return None
@@ -133,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     stats = written.agg(F.count("subscriber").alias("matches"), F.count("error").alias("errors"))
     row = stats.first()
     matches, errors = (row["matches"], row["errors"]) if row else (0, 0)
-    algorithm = args.algorithm if args.algorithm == "sql-baseline" else resolve_algorithm(
+    algorithm = args.algorithm if args.algorithm == SQL_BASELINE else resolve_algorithm(
         args.algorithm
     )
     cache = "" if args.cache_capacity is None else f", cache {args.cache_capacity:,}"

@@ -25,6 +25,18 @@ _WORKER_CACHE: dict[str, tuple[tm.Matcher, pa.Array]] = {}
 _WORKER_CACHE_SIZE = 4
 
 
+def check_cache(dialect: str, algorithm: str, cache_capacity: int | None) -> None:
+    """Raises ``ValueError`` if ``cache_capacity`` cannot be given to ``algorithm``: the
+    matcher's own rule and message (``sql-baseline`` has no matcher). Cheap: run it before any
+    Spark work."""
+    if cache_capacity is None:
+        return
+    if algorithm == SQL_BASELINE:
+        raise ValueError(f"cache_capacity does not apply to algorithm {SQL_BASELINE!r}")
+    tm.Matcher(dialect=dialect, algorithm=subscriptions.resolve_algorithm(algorithm),
+               cache_capacity=cache_capacity)
+
+
 def _worker_matcher(key: str, broadcast: Broadcast[subscriptions.Payload]) -> tuple[
     tm.Matcher, pa.Array
 ]:
@@ -111,12 +123,11 @@ def route(
     if dialect not in tm.DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}: expected one of {tm.DIALECTS}")
     _check_columns(messages_df, subscriptions_df, topic_col, pattern_col, subscriber_col)
+    check_cache(dialect, algorithm, cache_capacity)
     subs = subscriptions.collect(
         subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col
     )
     if algorithm == SQL_BASELINE:
-        if cache_capacity is not None:
-            raise ValueError(f"cache_capacity does not apply to algorithm {SQL_BASELINE!r}")
         from topicmatch.spark import baseline
 
         return baseline.route_sql(
