@@ -99,7 +99,7 @@ impl Key {
 /// The bytes of a word of at most 15 bytes as a little-endian integer, zero above them: loads
 /// of whole words (two overlapping ones for the tail) rather than a byte copy.
 #[inline]
-fn pack(bytes: &[u8]) -> u128 {
+pub(super) fn pack(bytes: &[u8]) -> u128 {
     let len = bytes.len();
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
     let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")));
@@ -268,7 +268,7 @@ impl Narrow {
 #[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
 #[inline(always)]
 #[allow(clippy::inline_always)] // part of the lookup's inner loop
-fn swar_positions(bytes: &[u8; NARROW], byte: u8) -> u32 {
+pub(super) fn swar_positions(bytes: &[u8; NARROW], byte: u8) -> u32 {
     const ONES: u128 = u128::MAX / 0xFF;
     const LOW7: u128 = ONES * 0x7F;
     let x = u128::from_le_bytes(*bytes) ^ (ONES * u128::from(byte));
@@ -298,6 +298,28 @@ impl<'w> Probe<'w> {
         Probe::keyed(word, Key::of_bytes(word))
     }
 
+    /// The probe of `word`, shorter than 16 bytes, whose bytes start `chunk` (little-endian,
+    /// the bytes past the word ignored): its key is the chunk masked to the word, with no
+    /// per-length branch.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    pub(super) fn short(word: &'w [u8], chunk: u128) -> Probe<'w> {
+        /// The mask of the first `len` bytes, for each `len` below 16.
+        const MASKS: [u128; 16] = {
+            let mut masks = [0; 16];
+            let mut len = 0;
+            while len < 16 {
+                masks[len] = (1 << (8 * len)) - 1;
+                len += 1;
+            }
+            masks
+        };
+        let len = word.len();
+        debug_assert!(len < 16 && chunk.to_le_bytes()[..len] == *word);
+        let bits = chunk & MASKS[len & 15];
+        Probe::keyed(word, Key::new(bits | (u128::from(len as u8) << 120)))
+    }
+
     #[inline]
     fn keyed(word: &'w [u8], key: Key) -> Probe<'w> {
         Probe {
@@ -306,13 +328,23 @@ impl<'w> Probe<'w> {
             tag: key.tag(),
         }
     }
+
+    /// Whether both probe the same word with the same key.
+    #[cfg(test)]
+    pub(super) fn same_as(&self, other: &Probe<'_>) -> bool {
+        self.word == other.word && self.key == other.key && self.tag == other.tag
+    }
 }
 
 /// A level's children by literal word. Cloning is O(1): the versions share the array or map.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) enum Kids {
-    /// At most [`NARROW`] children, found by tag.
-    Narrow(Option<Narrow>),
+    /// One to [`NARROW`] children, found by tag. (A variant of its own, not an `Option`, so
+    /// that a lookup tells it from the rest with one compare.)
+    Narrow(Narrow),
+    /// No child (a live level).
+    #[default]
+    None,
     /// More, in a persistent HAMT.
     Wide(Hamt<WideLabel, Child>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
@@ -320,20 +352,14 @@ pub(super) enum Kids {
     Tomb,
 }
 
-impl Default for Kids {
-    fn default() -> Self {
-        Kids::Narrow(None)
-    }
-}
-
 impl Kids {
     /// Whether there is no child.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         match self {
-            Kids::Narrow(kids) => kids.is_none(),
+            Kids::Narrow(_) => false,
             Kids::Wide(map) => map.is_empty(),
-            Kids::Tomb => true,
+            Kids::None | Kids::Tomb => true,
         }
     }
 
@@ -349,7 +375,7 @@ impl Kids {
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
     pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&Child> {
         // The narrow case first, with one test: the others are out of line.
-        let Kids::Narrow(Some(narrow)) = self else {
+        let Kids::Narrow(narrow) = self else {
             return self.find_other(probe);
         };
         let mut mask = narrow.candidates(probe.tag);
@@ -371,7 +397,7 @@ impl Kids {
             Kids::Wide(map) => map.get(probe.key.hash(), |label| {
                 label.is_bytes(probe.word, probe.key)
             }),
-            Kids::Narrow(_) | Kids::Tomb => None,
+            Kids::Narrow(_) | Kids::None | Kids::Tomb => None,
         }
     }
 
@@ -388,9 +414,9 @@ impl Kids {
         debug_assert!(self.label(word, key).is_none(), "a new child only");
         let label = Label::new(word, key, delta);
         match self {
-            Kids::Narrow(_) | Kids::Tomb => {
+            Kids::Narrow(_) | Kids::None | Kids::Tomb => {
                 let kids = match self {
-                    Kids::Narrow(Some(narrow)) => &narrow.kids[..],
+                    Kids::Narrow(narrow) => &narrow.kids[..],
                     _ => &[],
                 };
                 if kids.len() == NARROW {
@@ -403,7 +429,7 @@ impl Kids {
                 let kid = Kid { label, child };
                 // An exact-size iterator: the shared array is allocated once, in place.
                 let next: Arc<[Kid]> = kids.iter().copied().chain([kid]).collect();
-                Kids::Narrow(Some(Narrow::of(next)))
+                Kids::Narrow(Narrow::of(next))
             }
             Kids::Wide(map) => {
                 Kids::Wide(map.insert(WideLabel::of(label), child, |_| false, delta))
@@ -414,8 +440,8 @@ impl Kids {
     /// The label of the child along `word`, if there is one.
     fn label(&self, word: &str, key: Key) -> Option<Label> {
         match self {
-            Kids::Narrow(None) | Kids::Tomb => None,
-            Kids::Narrow(Some(Narrow { kids, .. })) => kids
+            Kids::None | Kids::Tomb => None,
+            Kids::Narrow(Narrow { kids, .. }) => kids
                 .iter()
                 .find(|kid| kid.label.is(word, key))
                 .map(|kid| kid.label),
@@ -440,11 +466,11 @@ impl Kids {
         // The removed entry's long word goes with it.
         label.for_each_array(&mut |array| delta.stale(array));
         match self {
-            Kids::Narrow(None) | Kids::Tomb => None,
-            Kids::Narrow(Some(Narrow { kids, .. })) => {
+            Kids::None | Kids::Tomb => None,
+            Kids::Narrow(Narrow { kids, .. }) => {
                 let at = kids.iter().position(|kid| kid.label.is(word, key))?;
                 if kids.len() == 1 {
-                    return Some(Kids::Narrow(None));
+                    return Some(Kids::None);
                 }
                 let next: Arc<[Kid]> = kids
                     .iter()
@@ -452,7 +478,7 @@ impl Kids {
                     .filter(|(i, _)| *i != at)
                     .map(|(_, kid)| *kid)
                     .collect();
-                Some(Kids::Narrow(Some(Narrow::of(next))))
+                Some(Kids::Narrow(Narrow::of(next)))
             }
             Kids::Wide(map) => {
                 let map = map.remove(key.hash(), |l| l.is(word, key), delta)?;
@@ -466,9 +492,11 @@ impl Kids {
                             child: *child,
                         });
                     });
-                    return Some(Kids::Narrow(
-                        (!kids.is_empty()).then(|| Narrow::of(kids.into())),
-                    ));
+                    return Some(if kids.is_empty() {
+                        Kids::None
+                    } else {
+                        Kids::Narrow(Narrow::of(kids.into()))
+                    });
                 }
                 Some(Kids::Wide(map))
             }
@@ -478,8 +506,8 @@ impl Kids {
     /// Calls `f` on every shared array of this version (a wide level's HAMT nodes, long words).
     pub(super) fn for_each_array(&self, f: &mut impl FnMut(Array)) {
         match self {
-            Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(narrow)) => {
+            Kids::None | Kids::Tomb => {}
+            Kids::Narrow(narrow) => {
                 narrow
                     .kids
                     .iter()
@@ -495,8 +523,8 @@ impl Kids {
     /// Calls `f` on every child link.
     pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
         match self {
-            Kids::Narrow(None) | Kids::Tomb => {}
-            Kids::Narrow(Some(narrow)) => narrow.kids.iter().for_each(|kid| f(kid.child)),
+            Kids::None | Kids::Tomb => {}
+            Kids::Narrow(narrow) => narrow.kids.iter().for_each(|kid| f(kid.child)),
             Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }

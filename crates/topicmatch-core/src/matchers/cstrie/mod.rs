@@ -52,6 +52,7 @@
 //! guarantees.
 
 mod cache;
+mod front;
 mod hamt;
 mod kids;
 mod nodes;

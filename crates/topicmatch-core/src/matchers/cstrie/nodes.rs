@@ -34,16 +34,20 @@ impl<'a> Edge<'a> {
 /// unlinked, which never changes again. A copy shares the children and the subscriber set, so building the next
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
+/// `repr(C)`, in the order a lookup reads them: a last level's subscribers and multi-word
+/// wildcard link lead (in an I-node's own first main node they share the cache line of its
+/// pointer), then the one-word wildcard link and the children.
 #[derive(Default)]
+#[repr(C)]
 pub(super) struct Main {
-    /// Children by literal word.
-    pub words: Kids,
-    /// The one-word wildcard child.
-    pub one: Option<Child>,
-    /// The multi-word wildcard child.
-    pub multi: Option<Child>,
     /// Subscribers whose pattern ends here.
     pub subs: Subs,
+    /// The multi-word wildcard child.
+    pub multi: Option<Child>,
+    /// The one-word wildcard child.
+    pub one: Option<Child>,
+    /// Children by literal word.
+    pub words: Kids,
 }
 
 impl Main {

@@ -1,14 +1,16 @@
 //! The CS-trie lookup: a depth-first walk over (main node, position) states under one epoch
 //! pin, taking no lock.
 //!
-//! The topic's words are cut and keyed once, up front ([`Probe`]). A state is a main node and
-//! the position of the word its children match; visiting one pushes the states of the children
-//! that word (or a wildcard) leads to, each child's I-node read as it is pushed, so the load of
-//! a main node overlaps the visits before it. Each I-node on a path is read once, after its
-//! parent: every path the walk follows is one the trie held while the lookup ran. The stack is
-//! inline for usual shapes (a topic of n words with a literal and a one-word wildcard child at
-//! every level needs n + 1 entries) and spills to the heap past that. The walk is compiled once
-//! per dialect, so NATS and MQTT carry no AMQP `#` memo and only MQTT checks the `$` rule.
+//! The topic's words are cut and keyed once, up front ([`Probe`]): in registers for a topic of
+//! fewer than 16 bytes ([`front`]), by one pass over the bytes otherwise. A state is a main node
+//! and the position of the word its children match. Visiting one follows its literal child at
+//! once, in registers, for as long as the literal path goes on; the one-word wildcard child's
+//! state is pushed, its I-node read as it is pushed, so that the load of its main node overlaps
+//! the visits before it is popped. Each I-node on a path is read once, after its parent: every
+//! path the walk follows is one the trie held while the lookup ran. The stack is inline for
+//! usual shapes (a topic of n words with a one-word wildcard child at every level needs n
+//! entries) and spills to the heap past that. The walk is compiled once per dialect, so NATS
+//! and MQTT carry no AMQP `#` memo and only MQTT checks the `$` rule.
 
 #[cfg(not(loom))]
 use std::cell::RefCell;
@@ -18,6 +20,7 @@ use arrayvec::ArrayVec;
 use rustc_hash::FxHashSet;
 
 use super::cache::Cache;
+use super::front::{self, ProbeSink};
 use super::kids::Probe;
 use super::nodes::Main;
 use super::raw::{INode, Pin};
@@ -137,6 +140,15 @@ impl<T> Spilling<T> {
 #[inline(never)]
 fn spill<T>(items: &mut Vec<T>, item: T) {
     items.push(item);
+}
+
+/// The probes of a short topic's words ([`front`]).
+impl<'w> ProbeSink<'w> for Spilling<Probe<'w>> {
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    fn probe(&mut self, probe: Probe<'w>) {
+        self.push(probe);
+    }
 }
 
 /// The topic's words, cut and keyed once.
@@ -288,11 +300,14 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     // One pass over the bytes cuts and keys the words of a plainly valid topic; anything else
     // is validated (and its error reported) the long way.
     let mut words: Spilling<Probe<'_>> = Spilling::new();
-    if plain_words(dialect, limits, topic, &mut words).is_none() {
-        check_topic(dialect, limits, topic)?;
+    if front::probes(dialect, limits, topic, &mut words).is_none() {
         words.clear();
-        for word in split_words(dialect, topic) {
-            words.word(word.as_bytes());
+        if plain_words(dialect, limits, topic, &mut words).is_none() {
+            check_topic(dialect, limits, topic)?;
+            words.clear();
+            for word in split_words(dialect, topic) {
+                words.word(word.as_bytes());
+            }
         }
     }
     let words = words.as_slice();
@@ -341,21 +356,28 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
             }
         };
     }
-    while let Some((node, pos)) = stack.pop() {
-        // No word at the last position (every state's position is at most `n`, the words').
-        let Some(word) = words.get(pos) else {
-            last!(node, pos);
-            continue;
-        };
-        let next = pos + 1;
-        if pos != 0 || wild_root {
-            multi!(node, pos);
-            if let Some(one) = &node.one {
-                reach!(one, next);
+    // A popped state's literal child is followed at once, in registers, down to where the
+    // literal path ends: only the wildcards' states wait on the stack.
+    'states: while let Some((mut node, mut pos)) = stack.pop() {
+        loop {
+            // No word at the last position (every state's position is at most `n`, the
+            // words').
+            let Some(word) = words.get(pos) else {
+                last!(node, pos);
+                continue 'states;
+            };
+            let next = pos + 1;
+            if pos != 0 || wild_root {
+                multi!(node, pos);
+                if let Some(one) = &node.one {
+                    reach!(one, next);
+                }
             }
-        }
-        if let Some(child) = node.words.find(word) {
-            reach!(child, next);
+            let Some(child) = node.words.find(word) else {
+                continue 'states;
+            };
+            node = child.get(pin).load(pin);
+            pos = next;
         }
     }
     drop(memo);
