@@ -138,27 +138,38 @@ fn validate_topic_words(dialect: Dialect, text: &str) -> Result<()> {
     }
 }
 
+/// The NATS bytes of [`suspicious_values`]: a wildcard character, or whitespace.
+const NATS_SUSPICIOUS: [u8; 2 + NATS_WHITESPACE.len()] = {
+    let mut bytes = [b'*'; 2 + NATS_WHITESPACE.len()];
+    bytes[1] = b'>';
+    let mut i = 0;
+    while i < NATS_WHITESPACE.len() {
+        bytes[2 + i] = NATS_WHITESPACE[i] as u8;
+        i += 1;
+    }
+    bytes
+};
+
 /// Bytes after which a topic word may be invalid in `dialect` (the rules of
 /// `validate_topic_words`, byte by byte): a topic without any of them needs no further
-/// validation beyond its size, depth and (NATS) non-empty words.
+/// validation beyond its size, depth and (NATS) non-empty words. The one list both the byte
+/// table ([`suspicious_bytes`]) and the cstrie's register front end compare against.
+pub(crate) const fn suspicious_values(dialect: Dialect) -> &'static [u8] {
+    match dialect {
+        Dialect::Amqp => &[],
+        Dialect::Mqtt => b"+#\0",
+        Dialect::Nats => &NATS_SUSPICIOUS,
+    }
+}
+
+/// [`suspicious_values`] as a table indexed by byte.
 const fn suspicious(dialect: Dialect) -> [bool; 256] {
     let mut table = [false; 256];
-    match dialect {
-        Dialect::Amqp => {}
-        Dialect::Mqtt => {
-            table[b'+' as usize] = true;
-            table[b'#' as usize] = true;
-            table[0] = true;
-        }
-        Dialect::Nats => {
-            table[b'*' as usize] = true;
-            table[b'>' as usize] = true;
-            let mut i = 0;
-            while i < NATS_WHITESPACE.len() {
-                table[NATS_WHITESPACE[i] as usize] = true;
-                i += 1;
-            }
-        }
+    let values = suspicious_values(dialect);
+    let mut i = 0;
+    while i < values.len() {
+        table[values[i] as usize] = true;
+        i += 1;
     }
     table
 }

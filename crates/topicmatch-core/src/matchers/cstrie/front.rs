@@ -13,6 +13,7 @@ use super::kids::{pack, Probe};
 #[cfg(target_arch = "x86_64")]
 use super::raw::positions_in;
 use crate::dialect::{Dialect, Limits};
+use crate::topic::suspicious_values;
 
 /// The topics this front end takes are shorter than this, in bytes.
 pub(super) const SHORT: usize = 16;
@@ -31,15 +32,6 @@ fn positions(bytes: u128, byte: u8) -> u32 {
     return positions_in(bytes, byte);
     #[cfg(not(target_arch = "x86_64"))]
     return super::kids::swar_positions(&bytes.to_le_bytes(), byte);
-}
-
-/// The bytes that send a topic to the general path, per dialect (`topic::suspicious`).
-fn suspicious(dialect: Dialect) -> &'static [u8] {
-    match dialect {
-        Dialect::Amqp => &[],
-        Dialect::Mqtt => b"+#\0",
-        Dialect::Nats => b"*> \t\n\r\x0c",
-    }
 }
 
 /// Hands `sink` the probes of `text`'s words, in order, and returns their number, if `text` is
@@ -62,7 +54,7 @@ pub(super) fn probes<'t>(
     let packed = pack(bytes);
     // Past `len` the packed topic is zero (U+0000 is suspicious in MQTT).
     let within = (1u32 << len) - 1;
-    for &value in suspicious(dialect) {
+    for &value in suspicious_values(dialect) {
         if positions(packed, value) & within != 0 {
             return None;
         }

@@ -50,9 +50,18 @@ impl Key {
     fn of_bytes(bytes: &[u8]) -> Key {
         let len = bytes.len();
         if len < 16 {
-            return Key::new(pack(bytes) | (u128::from(len as u8) << 120));
+            return Key::short(pack(bytes), len);
         }
         Key::hashed(bytes)
+    }
+
+    /// The key of a word of `len` bytes (under 16) whose bytes are `bits`, little-endian and
+    /// zero above them: the bytes, with the length in the top byte.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
+    fn short(bits: u128, len: usize) -> Key {
+        debug_assert!(len < 16 && bits >> (8 * len) == 0);
+        Key::new(bits | (u128::from(len as u8) << 120))
     }
 
     /// The key of a word of 16 bytes or more.
@@ -316,8 +325,7 @@ impl<'w> Probe<'w> {
         };
         let len = word.len();
         debug_assert!(len < 16 && chunk.to_le_bytes()[..len] == *word);
-        let bits = chunk & MASKS[len & 15];
-        Probe::keyed(word, Key::new(bits | (u128::from(len as u8) << 120)))
+        Probe::keyed(word, Key::short(chunk & MASKS[len & 15], len))
     }
 
     #[inline]

@@ -34,6 +34,7 @@ impl<'a> Edge<'a> {
 /// unlinked, which never changes again. A copy shares the children and the subscriber set, so building the next
 /// version costs O(1) plus what the update itself rebuilds (a narrow level's array or a HAMT
 /// path).
+///
 /// `repr(C)`, in the order a lookup reads them: a last level's subscribers and multi-word
 /// wildcard link lead (in an I-node's own first main node they share the cache line of its
 /// pointer), then the one-word wildcard link and the children.

@@ -52,6 +52,7 @@ pub(super) use slot::Slot;
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
 /// reachable, and points to a main node that this I-node owns: a boxed one, or `first`.
+///
 /// `repr(C)`, the pointer first: a lookup reading it then reads the first main node's
 /// subscribers and wildcard links ([`Main`]'s leading fields) from the same cache line.
 #[repr(C)]
