@@ -18,19 +18,13 @@ SEED5_LEVELS: tuple[tuple[str, ...], ...] = (
 
 
 def ftm_dir() -> Path:
-    """Where the seed benchmark's exact workload lives: ``$TOPICMATCH_FTM_DIR``, else
-    ``shared/workloads/ftm`` beside the repository (searched upwards from the working folder)."""
+    """Where the ftm workload is read from: ``$TOPICMATCH_FTM_DIR`` if set, else the copy
+    shipped inside the package (``topicmatch/data/ftm``)."""
     env = os.environ.get("TOPICMATCH_FTM_DIR")
     if env:
         return Path(env)
-    for folder in (Path.cwd(), *Path.cwd().parents):
-        for candidate in (folder / "shared", folder.parent / "shared"):
-            path = candidate / "workloads" / "ftm"
-            if (path / "ftm_subs.txt").is_file():
-                return path
-    raise FileNotFoundError(
-        "the ftm workload was not found: set TOPICMATCH_FTM_DIR to shared/workloads/ftm"
-    )
+    return Path(__file__).resolve().parent / "data" / "ftm"
+
 
 _SEPARATOR = {"amqp": ".", "mqtt": "/", "nats": "."}
 _ONE = {"amqp": "*", "mqtt": "+", "nats": "*"}

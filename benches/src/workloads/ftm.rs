@@ -1,4 +1,5 @@
-//! `ftm`: the seed benchmark's exact throughput workload (`shared/workloads/ftm`).
+//! `ftm`: the "Fast Topic Matching" benchmark's exact throughput workload, read from the copy
+//! the Python package ships (`python/topicmatch/data/ftm`, its README says how it was made).
 
 use std::path::PathBuf;
 
@@ -6,12 +7,13 @@ use topicmatch_core::Dialect;
 
 use crate::workload::Workload;
 
+/// `$TOPICMATCH_FTM_DIR` if set, else the in-repository copy.
 fn ftm_dir() -> PathBuf {
     std::env::var_os("TOPICMATCH_FTM_DIR").map_or_else(
         || {
             PathBuf::from(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/workloads/ftm"
+                "/../python/topicmatch/data/ftm"
             ))
         },
         PathBuf::from,
