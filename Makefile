@@ -35,7 +35,7 @@ $(WHEEL_STAMP): $(DEPS_STAMP) $(RUST_SOURCES) $(PY_SOURCES)
 setup: $(WHEEL_STAMP) ## Create the virtualenv, build the release wheel, install it and its dependencies
 
 run: setup ## Set up, then run the main job on Spark local mode (the seed5 demo) into target/route-out
-	$(VENV)/bin/topicmatch route --master 'local[*]' --out target/route-out
+	$(VENV)/bin/topicmatch route --dialect mqtt --master 'local[*]' --out target/route-out
 
 test: setup cargo-test fuzz-smoke pytest ## Set up, then run every test (cargo test, fuzz smoke run, pytest)
 
@@ -52,9 +52,10 @@ stubtest: setup ## Check the hand-written stubs against the compiled module
 bench-spark: setup ## The Spark pipeline benchmark: topicmatch vs plain Spark SQL (several minutes)
 	$(PY) -m topicmatch.spark.bench
 
-lint: ## rustfmt and clippy, as CI would
+lint: setup ## rustfmt, clippy and mypy, as CI runs them
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	$(PY) -m mypy
 
 bench: ## Criterion benchmarks of every algorithm beside floor and naive (a few minutes)
 	cargo bench -p topicmatch-benches

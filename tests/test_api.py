@@ -17,9 +17,21 @@ def test_algorithms_and_dialects() -> None:
     assert set(tm.__all__) <= set(dir(tm))
 
 
+def test_the_dialect_is_required() -> None:
+    # MQTT wildcards under another dialect's rules give a wrong answer without an error: no
+    # dialect is assumed anywhere.
+    with pytest.raises(TypeError, match="dialect"):
+        tm.Matcher()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="dialect"):
+        tm.Matcher(algorithm="trie")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="dialect"):
+        tm.matches("sensors/+/temp", "sensors/b1/temp")  # type: ignore[call-arg]
+    assert tm.matches("sensors/+/temp", "sensors/b1/temp", dialect="mqtt")
+
+
 def test_default_is_the_lock_free_trie() -> None:
     # The Python matcher is shared by threads (lookups release the GIL): cstrie is its default.
-    m = tm.Matcher()
+    m = tm.Matcher("amqp")
     assert (m.dialect, m.algorithm) == ("amqp", "cstrie")
     m.subscribe("a.*", "x")
     assert pickle.loads(pickle.dumps(m)).algorithm == "cstrie"
@@ -86,7 +98,7 @@ def test_unknown_names_list_valid_ones() -> None:
     with pytest.raises(ValueError, match="amqp.*mqtt.*nats"):
         tm.Matcher(dialect="stomp")
     with pytest.raises(ValueError, match="naive.*trie"):
-        tm.Matcher(algorithm="quantum")
+        tm.Matcher(dialect="amqp", algorithm="quantum")
 
 
 def test_limits() -> None:
@@ -106,7 +118,7 @@ def test_limits() -> None:
     assert tm.Matcher(dialect="amqp").limits["max_topic_bytes"] == 255
     assert tm.Matcher(dialect="nats").limits["max_topic_bytes"] == 65535
     with pytest.raises(ValueError):
-        tm.Matcher(max_levels=0)
+        tm.Matcher(dialect="amqp", max_levels=0)
 
 
 def test_bad_types_and_lone_surrogates() -> None:

@@ -102,7 +102,7 @@ def test_a_missing_peer_is_a_row_not_a_crash() -> None:
 
 def test_hot_lookup_touches_the_loaded_subscriptions() -> None:
     hot = workloads.micro("hot")
-    matcher = tm.Matcher()
+    matcher = tm.Matcher("amqp")
     for index, pattern in enumerate(hot.patterns):
         matcher.subscribe(pattern, index)
     found = matcher.lookup(workloads.PROBE_TOPIC)

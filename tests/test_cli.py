@@ -13,7 +13,7 @@ from topicmatch import cli
 
 
 def test_route_options() -> None:
-    args = cli.build_parser().parse_args(["route"])
+    args = cli.build_parser().parse_args(["route", "--dialect", "mqtt"])
     assert (args.dialect, args.algorithm, args.master, args.format, args.out) == (
         "mqtt", "auto", "local[*]", "parquet", cli.ROUTE_OUT
     )
@@ -25,11 +25,12 @@ def test_route_options() -> None:
         "m.csv", "sql-baseline", "jsonl", "amqp", True
     )
     for algorithm in tm.ALGORITHMS:
-        assert cli.build_parser().parse_args(["route", "--algorithm", algorithm]).algorithm
+        assert cli.build_parser().parse_args(["route", "--dialect", "mqtt", "--algorithm", algorithm]).algorithm
 
 
-@pytest.mark.parametrize("bad", [["route", "--format", "xml"], ["route", "--dialect", "x"],
-                                 ["route", "--algorithm", "magic"]])
+@pytest.mark.parametrize("bad", [["route", "--dialect", "mqtt", "--format", "xml"],
+                                 ["route", "--dialect", "x"], ["route"],
+                                 ["route", "--dialect", "mqtt", "--algorithm", "magic"]])
 def test_route_rejects_bad_options(bad: list[str]) -> None:
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(bad)

@@ -193,7 +193,7 @@ def test_wrong_types_are_type_errors_and_change_nothing(algorithm: str) -> None:
 
 @pytest.mark.parametrize("release_gil", [True, False])
 def test_a_panic_becomes_topicmatcherror(release_gil: bool) -> None:
-    m = tm.Matcher()
+    m = tm.Matcher("amqp")
     m.subscribe("a.#", 1)
     with pytest.raises(tm.TopicMatchError, match="deliberate panic") as caught:
         _native._panic_for_tests(release_gil)

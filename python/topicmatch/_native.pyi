@@ -57,7 +57,7 @@ class LimitExceeded(TopicMatchError, ValueError): ...
 class Matcher:
     def __new__(
         cls,
-        dialect: str = "amqp",
+        dialect: str,
         algorithm: str = "cstrie",
         *,
         max_topic_bytes: int | None = None,
@@ -127,7 +127,7 @@ class FieldMatcher:
     def __len__(self) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
 
-def matches(pattern: str, topic: str, dialect: str = "amqp") -> bool: ...
+def matches(pattern: str, topic: str, dialect: str) -> bool: ...
 def _restore_matcher(
     dialect: str,
     algorithm: str,

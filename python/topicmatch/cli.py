@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -32,7 +33,8 @@ def _add_route(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--format", default="parquet", choices=ROUTE_FORMATS, help="output format")
     parser.add_argument("--input-format", choices=ROUTE_FORMATS, help="input format (default: by "
                         "extension)")
-    parser.add_argument("--dialect", default="mqtt", choices=tm.DIALECTS)
+    parser.add_argument("--dialect", required=True, choices=tm.DIALECTS,
+                        help="the subscriptions' and topics' dialect (required)")
     parser.add_argument("--algorithm", default="auto",
                         choices=tuple(dict.fromkeys(("auto", *tm.ALGORITHMS, "sql-baseline"))))
     parser.add_argument("--cache-capacity", type=int, metavar="N",
@@ -63,8 +65,29 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add_parser(commands)
 
 
+#: The modules each command imports from its extra, and the extra that installs them.
+EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "route": ("spark", ("pyspark", "pandas", "pyarrow")),
+    "bench": ("bench", ("tqdm", "hdrh", "matplotlib", "paho", "kombu", "amqtt")),
+}
+
+
+def missing_extra(command: str) -> str | None:
+    """The one-line message for a command whose extra is not installed, else ``None``."""
+    extra, modules = EXTRAS.get(command, ("", ()))
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (f"topicmatch {command}: needs the '{extra}' extra ({', '.join(missing)} not "
+            f"installed): pip install 'topicmatch[{extra}]'")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    message = missing_extra(args.command)
+    if message is not None:
+        print(message, file=sys.stderr)
+        return 2
     return int(args.run(args))
 
 

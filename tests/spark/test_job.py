@@ -59,7 +59,7 @@ def test_route_demo_with_sql_baseline(spark: SparkSession, tmp_path: Path,
     outs = {}
     for algorithm in ("auto", "sql-baseline"):
         out = tmp_path / algorithm
-        assert cli.main(["route", "--demo-messages", "1000", "--demo-subscriptions", "50",
+        assert cli.main(["route", "--dialect", "mqtt", "--demo-messages", "1000", "--demo-subscriptions", "50",
                          "--algorithm", algorithm, "--out", str(out), "--master", "local[2]"]) == 0
         printed = capsys.readouterr().out
         assert "messages 1,000" in printed and "seed5 demo" in printed
@@ -85,7 +85,7 @@ def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
     outs = {}
     for extra in ([], ["--cache-capacity", "256"]):
         out = tmp_path / ("cached" if extra else "plain")
-        assert cli.main(["route", "--demo-messages", "1000", "--demo-subscriptions", "50",
+        assert cli.main(["route", "--dialect", "mqtt", "--demo-messages", "1000", "--demo-subscriptions", "50",
                          "--algorithm", "cstrie", *extra, "--out", str(out),
                          "--master", "local[2]"]) == 0
         printed = capsys.readouterr().out
@@ -104,7 +104,7 @@ def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
 def test_route_refuses_a_cache_before_starting(tmp_path: Path, algorithm: str, capacity: str,
                                                refusal: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["route", "--algorithm", algorithm, "--cache-capacity", capacity,
+    code = cli.main(["route", "--dialect", "mqtt", "--algorithm", algorithm, "--cache-capacity", capacity,
                      "--demo-messages", "10", "--out", str(tmp_path / "out")])
     assert code == 2
     assert refusal in capsys.readouterr().out

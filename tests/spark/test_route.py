@@ -147,7 +147,7 @@ def test_rejects_clashing_columns(spark: SparkSession) -> None:
     messages_df = spark.createDataFrame([("a", "e")], "topic string, error string")
     subs_df = spark.createDataFrame([("a", "s")], "pattern string, subscriber string")
     with pytest.raises(ValueError, match="output column"):
-        route(messages_df, subs_df)
+        route(messages_df, subs_df, dialect="amqp")
 
 
 @pytest.mark.parametrize("algorithm", ["naive", "sql-baseline"])

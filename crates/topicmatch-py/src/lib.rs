@@ -23,7 +23,7 @@ use topicmatch_core::{Algorithm, Dialect};
 
 /// Whether `pattern` matches `topic` under `dialect`, without building a matcher.
 #[pyfunction]
-#[pyo3(signature = (pattern, topic, dialect = "amqp"))]
+#[pyo3(signature = (pattern, topic, dialect))]
 fn matches(
     py: Python<'_>,
     pattern: &Bound<'_, PyAny>,

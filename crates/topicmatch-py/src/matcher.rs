@@ -51,7 +51,7 @@ impl PyMatcher {
 #[pymethods]
 impl PyMatcher {
     #[new]
-    #[pyo3(signature = (dialect = "amqp", algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None))]
+    #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None))]
     fn new(
         dialect: &str,
         algorithm: &str,

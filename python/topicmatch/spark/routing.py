@@ -94,7 +94,7 @@ def _check_columns(
 def route(
     messages_df: DataFrame,
     subscriptions_df: DataFrame,
-    dialect: str = "mqtt",
+    dialect: str,
     algorithm: str = "auto",
     topic_col: str = "topic",
     pattern_col: str = "pattern",
@@ -167,7 +167,7 @@ class FanoutCounts(NamedTuple):
 def fanout_counts(
     messages_df: DataFrame,
     subscriptions_df: DataFrame,
-    dialect: str = "mqtt",
+    dialect: str,
     algorithm: str = "auto",
     topic_col: str = "topic",
     pattern_col: str = "pattern",
