@@ -72,10 +72,17 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported (already imported counts, whatever its spec)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return importlib.util.find_spec(module) is not None
+
+
 def missing_extra(command: str) -> str | None:
     """The one-line message for a command whose extra is not installed, else ``None``."""
     extra, modules = EXTRAS.get(command, ("", ()))
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    missing = [m for m in modules if not _installed(m)]
     if not missing:
         return None
     return (f"topicmatch {command}: needs the '{extra}' extra ({', '.join(missing)} not "
