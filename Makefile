@@ -34,8 +34,8 @@ $(WHEEL_STAMP): $(DEPS_STAMP) $(RUST_SOURCES) $(PY_SOURCES)
 
 setup: $(WHEEL_STAMP) ## Create the virtualenv, build the release wheel, install it and its dependencies
 
-run: setup ## Set up, then run the main job on Spark local mode (the seed5 demo) into target/route-out
-	$(VENV)/bin/topicmatch route --dialect mqtt --master 'local[*]' --out target/route-out
+run: setup ## Set up, then run the demo job on Spark local mode (200,000 generated topics against 200 generated patterns) into target/route-out
+	$(VENV)/bin/topicmatch route --demo --dialect mqtt --master 'local[*]' --out target/route-out
 
 test: setup cargo-test fuzz-smoke pytest ## Set up, then run every test (cargo test, fuzz smoke run, pytest)
 
