@@ -63,7 +63,7 @@ def demo_messages(spark: SparkSession, count: int, dialect: str) -> DataFrame:
     """``count`` random topics of five levels (product, market, currency, side, timing)."""
     import pandas as pd
 
-    topics = workloads.seed5_topics(count, dialect=dialect)
+    topics = workloads.demo_topics(count, dialect=dialect)
     return spark.createDataFrame(pd.DataFrame({"id": range(count), "topic": topics}))
 
 
@@ -71,7 +71,7 @@ def demo_subscriptions(spark: SparkSession, count: int, dialect: str) -> DataFra
     """``count`` patterns over the demo topics' words, some levels wildcards."""
     import pandas as pd
 
-    patterns = workloads.seed5_patterns(count, dialect=dialect)
+    patterns = workloads.demo_patterns(count, dialect=dialect)
     subscribers = [f"sub-{i}" for i in range(count)]
     return spark.createDataFrame(pd.DataFrame({"pattern": patterns, "subscriber": subscribers}))
 
