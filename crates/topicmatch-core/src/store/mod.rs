@@ -241,6 +241,14 @@ impl<V> TopicStore<V> {
         drop(old);
     }
 
+    /// Rebuilds the trie in the order walks read it and without free slots (removals do this
+    /// by themselves once half the arena is free). Stores grown by inserts in random order
+    /// answer big queries faster after it: siblings become neighbours in memory. O(topics),
+    /// under the write lock.
+    pub fn compact(&self) {
+        self.tree.write().compact();
+    }
+
     /// Parses and validates `text` as a filter of this store's dialect and limits.
     pub fn filter(&self, text: &str) -> Result<Filter> {
         Ok(Filter {

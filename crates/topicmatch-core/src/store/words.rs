@@ -1,7 +1,10 @@
 //! The store's word interner: each distinct word text is kept once and named by a `u32`.
 //!
-//! Every edge of the trie holds one reference to its word; a word whose last edge goes is
-//! freed at once (its text given back, its id put on a free list for the next new word).
+//! Texts sit back to back in one buffer and the slots beside each other, so reading a word
+//! (comparing children, building a topic) touches two dense arrays rather than one heap
+//! allocation per word. Every use of a word in the trie holds one reference; a word whose last
+//! reference goes is freed at once (its id reused by the next new word, its bytes reclaimed
+//! when the buffer is repacked, once more than half of it is dead).
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -11,16 +14,24 @@ use rustc_hash::FxBuildHasher;
 /// An interned word.
 pub(crate) type WordId = u32;
 
-/// One interned word: its text and how many edges use it (0: a free slot).
-#[derive(Debug)]
+/// Buffers smaller than this are never repacked.
+const REPACK_MIN: usize = 4096;
+
+/// One interned word: where its text is and how many uses it has (0: a free slot).
+#[derive(Debug, Clone, Copy)]
 struct Slot {
-    text: Box<str>,
+    start: usize,
+    len: u32,
     refs: u32,
 }
 
-/// The interner: texts by id, and a hash table of ids by text.
+/// The interner.
 #[derive(Debug, Default)]
 pub(crate) struct Words {
+    /// Every live word's text (and the dead bytes of freed ones), back to back.
+    texts: String,
+    /// Bytes of `texts` that belong to freed words.
+    dead: usize,
     slots: Vec<Slot>,
     /// Ids of every live word, hashed by text.
     table: HashTable<WordId>,
@@ -34,30 +45,49 @@ fn hash(text: &str) -> u64 {
     h.finish()
 }
 
+/// The text of `slot` in `texts`.
+#[inline]
+fn text_of(texts: &str, slot: Slot) -> &str {
+    &texts[slot.start..slot.start + slot.len as usize]
+}
+
 impl Words {
     /// The text of word `id`.
     #[inline]
     pub(crate) fn text(&self, id: WordId) -> &str {
-        &self.slots[id as usize].text
+        text_of(&self.texts, self.slots[id as usize])
     }
 
-    /// The id of `text`, if some edge uses it.
+    /// Where word `id`'s slot is, for a prefetch.
+    #[inline]
+    pub(crate) fn slot_address(&self, id: WordId) -> *const u8 {
+        std::ptr::from_ref(&self.slots[id as usize]).cast()
+    }
+
+    /// Where word `id`'s text is, for a prefetch.
+    #[inline]
+    pub(crate) fn text_address(&self, id: WordId) -> *const u8 {
+        self.texts
+            .as_ptr()
+            .wrapping_add(self.slots[id as usize].start)
+    }
+
+    /// The id of `text`, if some use of it is live.
     #[inline]
     pub(crate) fn lookup(&self, text: &str) -> Option<WordId> {
-        let slots = &self.slots;
+        let (texts, slots) = (&self.texts, &self.slots);
         self.table
-            .find(hash(text), |&id| *slots[id as usize].text == *text)
+            .find(hash(text), |&id| text_of(texts, slots[id as usize]) == text)
             .copied()
     }
 
     /// Takes one more reference to `text`, interning it if new.
     pub(crate) fn acquire(&mut self, text: &str) -> WordId {
-        let slots = &mut self.slots;
-        let free = &mut self.free;
+        let (texts, slots) = (&mut self.texts, &mut self.slots);
         match self.table.entry(
             hash(text),
-            |&id| *slots[id as usize].text == *text,
-            |&id| hash(&slots[id as usize].text),
+            |&id| text_of(texts, slots[id as usize]) == text,
+            |&id| hash(text_of(texts, slots[id as usize])),
         ) {
             Entry::Occupied(entry) => {
                 let id = *entry.get();
@@ -66,10 +96,12 @@ impl Words {
             }
             Entry::Vacant(entry) => {
                 let slot = Slot {
-                    text: text.into(),
+                    start: texts.len(),
+                    len: u32::try_from(text.len()).expect("a word is shorter than 4 GiB"),
                     refs: 1,
                 };
-                let id = if let Some(id) = free.pop() {
+                texts.push_str(text);
+                let id = if let Some(id) = self.free.pop() {
                     slots[id as usize] = slot;
                     id
                 } else {
@@ -90,16 +122,38 @@ impl Words {
         if slot.refs > 0 {
             return;
         }
-        let text = std::mem::take(&mut slot.text);
-        if let Ok(entry) = self.table.find_entry(hash(&text), |&other| other == id) {
+        let freed = *slot;
+        if let Ok(entry) = self
+            .table
+            .find_entry(hash(text_of(&self.texts, freed)), |&other| other == id)
+        {
             entry.remove();
         }
         self.free.push(id);
-        if self.table.len() * 4 < self.table.capacity() && self.table.capacity() > 64 {
-            let slots = &self.slots;
-            self.table
-                .shrink_to(self.table.len() * 2, |&id| hash(&slots[id as usize].text));
+        self.dead += freed.len as usize;
+        if self.texts.len() >= REPACK_MIN && self.dead * 2 > self.texts.len() {
+            self.repack();
         }
+        if self.table.capacity() > 64 && self.table.len() * 4 < self.table.capacity() {
+            let (texts, slots) = (&self.texts, &self.slots);
+            self.table.shrink_to(self.table.len() * 2, |&id| {
+                hash(text_of(texts, slots[id as usize]))
+            });
+        }
+    }
+
+    /// Rewrites the text buffer with the live words only. Ids do not change.
+    fn repack(&mut self) {
+        let mut texts = String::with_capacity((self.texts.len() - self.dead) * 2);
+        for slot in &mut self.slots {
+            if slot.refs > 0 {
+                let start = texts.len();
+                texts.push_str(text_of(&self.texts, *slot));
+                slot.start = start;
+            }
+        }
+        self.texts = texts;
+        self.dead = 0;
     }
 
     /// How many distinct words are live.
@@ -107,12 +161,12 @@ impl Words {
         self.table.len()
     }
 
-    /// Heap bytes held: slots, the table and the texts.
+    /// Heap bytes held: texts, slots and the table.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>()
+        self.texts.capacity()
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.table.capacity() * (std::mem::size_of::<WordId>() + 1)
             + self.free.capacity() * std::mem::size_of::<WordId>()
-            + self.slots.iter().map(|s| s.text.len()).sum::<usize>()
     }
 }
 
@@ -139,5 +193,27 @@ mod tests {
         assert_eq!(words.lookup("c"), Some(a));
         assert_eq!(words.acquire(""), 2);
         assert_eq!(words.lookup(""), Some(2));
+        assert_eq!(words.text(2), "");
+    }
+
+    #[test]
+    fn freed_text_is_repacked() {
+        let mut words = Words::default();
+        let ids: Vec<u32> = (0..2000)
+            .map(|i| words.acquire(&format!("word-{i}")))
+            .collect();
+        for &id in &ids[..1500] {
+            words.release(id);
+        }
+        let live: usize = (1500..2000).map(|i| format!("word-{i}").len()).sum();
+        assert!(
+            words.texts.len() <= 2 * live,
+            "{} for {live}",
+            words.texts.len()
+        );
+        for (i, &id) in ids.iter().enumerate().skip(1500) {
+            assert_eq!(words.text(id), format!("word-{i}"));
+            assert_eq!(words.lookup(&format!("word-{i}")), Some(id));
+        }
     }
 }
