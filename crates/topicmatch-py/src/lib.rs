@@ -15,6 +15,7 @@ mod handoff;
 mod matcher;
 mod objects;
 mod rows;
+mod store;
 mod topics;
 
 use pyo3::prelude::*;
@@ -78,6 +79,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::route_arrow, m)?)?;
+    store::register(m)?;
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
     let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
