@@ -227,6 +227,8 @@ def test_mqtt_rules() -> None:
     assert topics_of(store.match("+/x")) == []
     assert topics_of(store.match("$share/g/a/+")) == ["a/", "a/b"]
     assert store.count("#") == 8
+    # Iteration is no filter: it includes `$` topics.
+    assert list(store)[:4] == ["/", "/a", "$SYS", "$SYS/x"] and len(store) == 10
 
 
 def test_amqp_rules() -> None:

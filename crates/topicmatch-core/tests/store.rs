@@ -331,6 +331,10 @@ fn pages_resume_after_the_last_topic() {
         .page(None, Some("t/3/150"), 2, |t, _| page.push(t.to_owned()))
         .unwrap();
     assert_eq!(page, ["t/3/157", "t/3/164"]);
+    assert!(matches!(
+        store.read().page(None, None, 0, |_, _| {}),
+        Err(Error::InvalidArgument(_))
+    ));
 }
 
 /// Every `matches` row of a case table, read in reverse: the row's pattern queries a store of

@@ -417,7 +417,8 @@ impl<V> Reader<'_, V> {
     /// One page of a result read in pages: calls `f(topic, value)` for at most `limit` of the
     /// topics `filter` matches (every topic for `None`) that come after the topic `after`
     /// (from the first for `None`), in order. Returns whether the result ended within the
-    /// page; if not, the next page starts after the last topic given to `f`.
+    /// page; if not, the next page starts after the last topic given to `f`. A `limit` of 0
+    /// is an [`Error::InvalidArgument`].
     pub fn page(
         &self,
         filter: Option<&Filter>,
@@ -429,7 +430,9 @@ impl<V> Reader<'_, V> {
             self.check(filter)?;
         }
         if limit == 0 {
-            return Ok(false);
+            return Err(Error::InvalidArgument(
+                "a page holds at least one topic".to_owned(),
+            ));
         }
         let mut left = limit;
         let finished = self.walk(filter, after, true, &mut |t, v| {

@@ -239,19 +239,31 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
         start + stepped as u32
     }
 
-    /// Follows the rest of `node`'s run (the words after its edge's, which the caller has
-    /// taken at `depth`): the text, the bound and, for a query walk, the states
-    /// `states[start..end]`. Returns the depth and bound at the node and the states' end, or
-    /// `None` if the run leaves the bound or the filter.
+    /// Steps the states `states[start..end]` by the rest of `node`'s run (the words after its
+    /// edge's); returns their new end, or `None` if the run leaves the filter. Reads word ids
+    /// only: a child the filter rejects costs no text.
     #[inline]
-    fn follow_rest(
+    fn step_rest(&mut self, query: &Query, node: NodeId, start: u32, mut end: u32) -> Option<u32> {
+        let tree = self.tree;
+        for &word in &tree.nodes[node as usize].rest {
+            end = self.advance(query, start, end, word);
+            if end == start {
+                return None;
+            }
+        }
+        Some(end)
+    }
+
+    /// Takes the words of `node`'s run after its edge's (the edge's word taken at `depth`):
+    /// the text and the bound. Returns the depth and bound at the node, or `None` if the run
+    /// is at or before the bound.
+    #[inline]
+    fn take_rest(
         &mut self,
         node: NodeId,
         mut depth: u32,
         mut bound: Bound,
-        start: u32,
-        mut end: u32,
-    ) -> Option<(u32, Bound, u32)> {
+    ) -> Option<(u32, Bound)> {
         let tree = self.tree;
         for &word in &tree.nodes[node as usize].rest {
             let text = tree.words.text(word);
@@ -259,14 +271,8 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
             let text_len = self.text.len() as u32;
             self.push_word(text_len, depth, text);
             depth += 1;
-            if let Some(query) = self.query.filter(|_| end > start) {
-                end = self.advance(query, start, end, word);
-                if end == start {
-                    return None;
-                }
-            }
         }
-        Some((depth, bound, end))
+        Some((depth, bound))
     }
 
     /// Enters `node` in the states `states[start..end]` (the top of the state stack), following
@@ -311,18 +317,19 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
                     else {
                         return true;
                     };
+                    self.states.truncate(start as usize);
+                    query.close_into(last + 1, &mut self.states);
+                    let stepped = self.states.len() as u32;
+                    let Some(e) = self.step_rest(query, child, start, stepped) else {
+                        return true;
+                    };
                     let text = tree.words.text(word);
                     let Some(child_bound) = self.child_bound(bound, text) else {
                         return true;
                     };
                     let text_len = self.text.len() as u32;
                     self.push_word(text_len, depth, text);
-                    self.states.truncate(start as usize);
-                    query.close_into(last + 1, &mut self.states);
-                    let stepped = self.states.len() as u32;
-                    let Some((d, b, e)) =
-                        self.follow_rest(child, depth + 1, child_bound, start, stepped)
-                    else {
+                    let Some((d, b)) = self.take_rest(child, depth + 1, child_bound) else {
                         return true;
                     };
                     (node, depth, bound, end) = (child, d, b, e);
@@ -346,27 +353,32 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
             };
             if let Some(soon) = kids.ahead(top.pos, PREFETCH_AHEAD) {
                 prefetch(std::ptr::from_ref(&tree.nodes[soon.node as usize]).cast());
-                prefetch(tree.words.slot_address(soon.word));
+                if top.subtree {
+                    // Every child of a subtree is returned: its word's text will be read.
+                    prefetch(tree.words.slot_address(soon.word));
+                }
             }
-            if let Some(sooner) = kids.ahead(top.pos, PREFETCH_AHEAD / 2) {
-                // Its slot was asked for earlier: now its text.
-                prefetch(tree.words.text_address(sooner.word));
+            if top.subtree {
+                if let Some(sooner) = kids.ahead(top.pos, PREFETCH_AHEAD / 2) {
+                    // Its slot was asked for earlier: now its text.
+                    prefetch(tree.words.text_address(sooner.word));
+                }
             }
             top.pos = kids.next(top.pos);
             let top = *top;
-            let text = tree.words.text(edge.word);
-            let Some(bound) = self.child_bound(top.bound, text) else {
-                continue;
-            };
-            if top.depth == 0 && self.query.is_some_and(|q| q.hides_dollar) && text.starts_with('$')
-            {
-                continue;
-            }
-            self.push_word(top.text_len, top.depth, text);
             if top.subtree {
-                let Some((depth, bound, _)) =
-                    self.follow_rest(edge.node, top.depth + 1, bound, 0, 0)
-                else {
+                let text = tree.words.text(edge.word);
+                let Some(bound) = self.child_bound(top.bound, text) else {
+                    continue;
+                };
+                if top.depth == 0
+                    && self.query.is_some_and(|q| q.hides_dollar)
+                    && text.starts_with('$')
+                {
+                    continue;
+                }
+                self.push_word(top.text_len, top.depth, text);
+                let Some((depth, bound)) = self.take_rest(edge.node, top.depth + 1, bound) else {
                     continue;
                 };
                 if !self.enter_subtree(edge.node, depth, bound, emit) {
@@ -374,6 +386,7 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
                 }
                 continue;
             }
+            // The filter first, on word ids: most children of a `+` level fail it.
             let query = self.query.expect("a state frame belongs to a query walk");
             self.states.truncate(top.end as usize);
             query.step_into(
@@ -382,13 +395,22 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
                 top.end as usize,
                 edge.word,
             );
-            let end = self.states.len() as u32;
-            if end == top.end {
+            let stepped = self.states.len() as u32;
+            if stepped == top.end {
                 continue;
             }
-            let Some((depth, bound, end)) =
-                self.follow_rest(edge.node, top.depth + 1, bound, top.end, end)
-            else {
+            let Some(end) = self.step_rest(query, edge.node, top.end, stepped) else {
+                continue;
+            };
+            let text = tree.words.text(edge.word);
+            let Some(bound) = self.child_bound(top.bound, text) else {
+                continue;
+            };
+            if top.depth == 0 && query.hides_dollar && text.starts_with('$') {
+                continue;
+            }
+            self.push_word(top.text_len, top.depth, text);
+            let Some((depth, bound)) = self.take_rest(edge.node, top.depth + 1, bound) else {
                 continue;
             };
             if !self.enter(edge.node, depth, bound, top.end, end, emit) {
