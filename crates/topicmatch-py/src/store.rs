@@ -21,8 +21,9 @@ use crate::{convert, errors, gil};
 /// A stored value.
 type Value = Arc<Py<PyAny>>;
 
-/// Stores at least this big answer a wildcard query with the GIL released: below, the walk
-/// is shorter than handing the GIL over.
+/// Stores at least this big answer a wildcard query with the GIL released: a wildcard walk
+/// of thousands of topics takes longer than handing the GIL over (`gil::DETACH_NS`); a
+/// literal filter is one lookup, and a smaller store a short walk, both kept under the GIL.
 const DETACH_MIN: usize = 4096;
 
 /// Topics a `TopicStoreIterator` reads per visit to the store.
@@ -67,12 +68,7 @@ impl PyTopicStore {
             let mut found = Found::new();
             store.read().match_into(filter, &mut found).map(|()| found)
         };
-        if self.detach(filter) {
-            gil::detach(py, walk)?
-        } else {
-            gil::guarded(|| Ok(walk()))?
-        }
-        .map_err(errors::to_py)
+        gil::run_if(py, self.detach(filter), walk)?.map_err(errors::to_py)
     }
 
     fn iterator(&self, filter: Option<Filter>, keys: bool) -> PyStoreIter {
@@ -245,13 +241,8 @@ impl PyTopicStore {
     fn count(&self, py: Python<'_>, filter: &Bound<'_, PyAny>) -> PyResult<usize> {
         let filter = self.filter(filter)?;
         let store = &self.store;
-        let count = || store.read().count(&filter);
-        if self.detach(&filter) {
-            gil::detach(py, count)?
-        } else {
-            gil::guarded(|| Ok(count()))?
-        }
-        .map_err(errors::to_py)
+        gil::run_if(py, self.detach(&filter), || store.read().count(&filter))?
+            .map_err(errors::to_py)
     }
 
     /// `match` for each filter, all at one instant, in one call with the GIL released. Every
