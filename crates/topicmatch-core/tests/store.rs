@@ -427,3 +427,32 @@ fn broker_suites_in_reverse() {
     assert!(rows.len() > 100);
     reverse_rows(&rows);
 }
+
+#[test]
+fn memory_is_given_back_on_delete() {
+    let store = TopicStore::new(Dialect::Nats);
+    let empty = store.stats().heap_bytes;
+    let list: Vec<String> = (0..20_000)
+        .map(|i| format!("dev.{}.{i}.reading", i % 300))
+        .collect();
+    for (i, t) in list.iter().enumerate() {
+        store.insert(t, i).unwrap();
+    }
+    let full = store.stats();
+    assert!(full.heap_bytes > 1_000_000, "{full:?}");
+    for t in &list[..19_900] {
+        store.remove(t).unwrap().unwrap();
+    }
+    let after = store.stats();
+    assert_eq!(after.topics, 100);
+    assert!(
+        after.heap_bytes < full.heap_bytes / 20,
+        "{after:?} after {full:?}"
+    );
+    for t in &list[19_900..] {
+        store.remove(t).unwrap().unwrap();
+    }
+    let none = store.stats();
+    assert_eq!((none.topics, none.words), (0, 0));
+    assert_eq!(none.heap_bytes, empty, "{none:?}");
+}

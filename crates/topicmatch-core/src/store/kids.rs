@@ -363,17 +363,25 @@ impl Kids {
         }
     }
 
-    /// Renames every child through `rename`.
-    pub(crate) fn rename(&mut self, rename: impl Fn(NodeId) -> NodeId) {
+    /// Renames every child through `node` and every word through `word` (the order of the
+    /// words' texts is unchanged).
+    pub(crate) fn rename(
+        &mut self,
+        node: impl Fn(NodeId) -> NodeId,
+        word: impl Fn(WordId) -> WordId,
+    ) {
+        let edge = |e: &mut Edge| {
+            e.node = node(e.node);
+            e.word = word(e.word);
+        };
         match self {
             Kids::None => {}
-            Kids::One(e) => e.node = rename(e.node),
-            Kids::Few(edges) => edges.iter_mut().for_each(|e| e.node = rename(e.node)),
-            Kids::Wide(wide) => wide
-                .blocks
-                .iter_mut()
-                .flatten()
-                .for_each(|e| e.node = rename(e.node)),
+            Kids::One(e) => edge(e),
+            Kids::Few(edges) => edges.iter_mut().for_each(edge),
+            Kids::Wide(wide) => {
+                wide.blocks.iter_mut().flatten().for_each(edge);
+                wide.lasts.iter_mut().for_each(edge);
+            }
         }
     }
 

@@ -193,7 +193,10 @@ impl<V> Tree<V> {
                 Kids::Few(_) | Kids::Wide(_) => {}
             }
         }
-        if self.nodes.len() >= COMPACT_MIN && self.free.len() * 2 > self.nodes.len() {
+        if self.len == 0 {
+            // The last topic went: nothing holds a value, so nothing is dropped here.
+            *self = Tree::default();
+        } else if self.nodes.len() >= COMPACT_MIN && self.free.len() * 2 > self.nodes.len() {
             self.compact();
         }
         Some(old)
@@ -239,10 +242,12 @@ impl<V> Tree<V> {
     }
 
     /// Rebuilds the arena without its free slots, nodes in depth-first order (so a walk
-    /// reads them front to back). O(nodes); removals run it only once more than half the
-    /// arena is free, so amortised O(1) per removal. Word ids do not change (the interner
-    /// reuses and repacks its own free space).
+    /// reads them front to back), and renumbers the words if most word slots are free.
+    /// O(nodes); removals run it only once more than half the arena is free, so amortised
+    /// O(1) per removal.
     pub(crate) fn compact(&mut self) {
+        let words = self.words.compact();
+        let word = |w: WordId| words.as_ref().map_or(w, |remap| remap[w as usize]);
         let live = self.nodes.len() - self.free.len();
         let mut remap = vec![NodeId::MAX; self.nodes.len()];
         let mut order: Vec<NodeId> = Vec::with_capacity(live);
@@ -256,7 +261,8 @@ impl<V> Tree<V> {
         let mut nodes: Vec<Node<V>> = Vec::with_capacity(live);
         for &id in &order {
             let mut node = std::mem::take(&mut self.nodes[id as usize]);
-            node.kids.rename(|child| remap[child as usize]);
+            node.kids.rename(|child| remap[child as usize], word);
+            node.rest.iter_mut().for_each(|w| *w = word(*w));
             nodes.push(node);
         }
         self.nodes = nodes;

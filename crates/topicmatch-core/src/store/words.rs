@@ -156,6 +156,26 @@ impl Words {
         self.dead = 0;
     }
 
+    /// Renumbers the live words densely once more than half the slots are free (so the slots
+    /// of words long gone are given back); returns each old id's new id, or `None` if nothing
+    /// changed. The caller renames every use.
+    pub(crate) fn compact(&mut self) -> Option<Vec<WordId>> {
+        if self.slots.len() < REPACK_MIN / 8 || self.free.len() * 2 <= self.slots.len() {
+            return None;
+        }
+        let mut remap = vec![WordId::MAX; self.slots.len()];
+        let mut words = Words::default();
+        for (old, slot) in self.slots.iter().enumerate() {
+            if slot.refs > 0 {
+                let new = words.acquire(text_of(&self.texts, *slot));
+                words.slots[new as usize].refs = slot.refs;
+                remap[old] = new;
+            }
+        }
+        *self = words;
+        Some(remap)
+    }
+
     /// How many distinct words are live.
     pub(crate) fn len(&self) -> usize {
         self.table.len()
@@ -194,6 +214,30 @@ mod tests {
         assert_eq!(words.acquire(""), 2);
         assert_eq!(words.lookup(""), Some(2));
         assert_eq!(words.text(2), "");
+    }
+
+    #[test]
+    fn sparse_slots_are_renumbered() {
+        let mut words = Words::default();
+        let ids: Vec<u32> = (0..2000).map(|i| words.acquire(&format!("w{i}"))).collect();
+        assert_eq!(words.compact(), None);
+        words.acquire("w1999");
+        for &id in &ids[..1500] {
+            words.release(id);
+        }
+        let remap = words.compact().expect("three quarters free");
+        assert_eq!(words.slots.len(), 500);
+        for (i, &old) in ids.iter().enumerate().skip(1500) {
+            let new = remap[old as usize];
+            assert_eq!(words.text(new), format!("w{i}"));
+            assert_eq!(words.lookup(&format!("w{i}")), Some(new));
+        }
+        // References moved with their words.
+        let last = remap[ids[1999] as usize];
+        words.release(last);
+        assert_eq!(words.lookup("w1999"), Some(last));
+        words.release(last);
+        assert_eq!(words.lookup("w1999"), None);
     }
 
     #[test]
