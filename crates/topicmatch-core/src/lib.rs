@@ -24,6 +24,7 @@ pub mod matcher;
 pub mod matchers;
 pub mod pattern;
 pub mod registry;
+pub mod store;
 mod sync;
 pub mod topic;
 
@@ -34,6 +35,7 @@ pub use matcher::{Config, Matcher, SubscriberId};
 pub use matchers::Algorithm;
 pub use pattern::{Pattern, Word};
 pub use registry::{Registry, Subscriber};
+pub use store::{Filter, Found, Reader, StoreLimits, StoreStats, TopicStore};
 pub use topic::parse_topic;
 
 /// Whether `pattern` matches `topic` under `dialect` with its default limits: one pattern

@@ -15,6 +15,7 @@ mod gil;
 mod matcher;
 mod objects;
 mod rows;
+mod store;
 mod topics;
 
 use pyo3::prelude::*;
@@ -80,6 +81,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(f)?;
     }
     m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
+    store::register(m)?;
     m.add_class::<arrow::ArrowArray>()?;
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;

@@ -93,6 +93,27 @@ impl PyMatcher {
         &self.engine
     }
 
+    /// [`subscriber_table`](Self::subscriber_table)'s list.
+    fn table_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let guard = crossbeam_epoch::pin();
+        let bound = self
+            .engine
+            .with_registry(topicmatch_core::Registry::id_bound);
+        let slots = self.table.slots(&guard);
+        let list = PyList::empty(py);
+        for slot in slots.iter().take(bound) {
+            let object = slot.load(std::sync::atomic::Ordering::Acquire);
+            if object.is_null() {
+                list.append(py.None())?;
+            } else {
+                // SAFETY: the GIL is held and the object is alive: it was in the table while
+                // `guard` is pinned (see `objects`); `from_borrowed_ptr` takes a reference.
+                list.append(unsafe { Bound::<PyAny>::from_borrowed_ptr(py, object) })?;
+            }
+        }
+        Ok(list)
+    }
+
     /// The lookup cost rule of this matcher.
     pub(crate) fn cost(&self) -> &gil::Cost {
         &self.cost
@@ -236,7 +257,7 @@ impl PyMatcher {
             self.cost
                 .run(py, 1, || engine.lookup_fields_into(topic, &fields, ids))?
                 .map_err(errors::to_py)?;
-            rows::list(py, &self.table, &guard, ids)
+            gil::guarded(|| rows::list(py, &self.table, &guard, ids))
         })
     }
 
@@ -275,7 +296,7 @@ impl PyMatcher {
                 Ok((ids, ends))
             })?
             .map_err(errors::to_py)?;
-        rows::lists(py, &self.table, &guard, &ids, &ends)
+        gil::guarded(|| rows::lists(py, &self.table, &guard, &ids, &ends))
     }
 
     /// `lookup` for every topic of an Arrow string array (any object with
@@ -300,23 +321,7 @@ impl PyMatcher {
     /// a later subscriber may then get it. So the table maps every result returned before the
     /// next unsubscribe.
     fn subscriber_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let guard = crossbeam_epoch::pin();
-        let bound = self
-            .engine
-            .with_registry(topicmatch_core::Registry::id_bound);
-        let slots = self.table.slots(&guard);
-        let list = PyList::empty(py);
-        for slot in slots.iter().take(bound) {
-            let object = slot.load(std::sync::atomic::Ordering::Acquire);
-            if object.is_null() {
-                list.append(py.None())?;
-            } else {
-                // SAFETY: the GIL is held and the object is alive: it was in the table while
-                // `guard` is pinned (see `objects`); `from_borrowed_ptr` takes a reference.
-                list.append(unsafe { Bound::<PyAny>::from_borrowed_ptr(py, object) })?;
-            }
-        }
-        Ok(list)
+        gil::guarded(|| self.table_list(py))
     }
 
     /// Whether at least one subscription matches `topic` (with `fields`, as `lookup`).
