@@ -31,7 +31,7 @@ pub mod topic;
 pub use dialect::{Dialect, Limits};
 pub use engine::{Engine, Subscription, SubscriptionId};
 pub use error::{Error, Limit, Result};
-pub use matcher::{Config, Matcher, SubscriberId};
+pub use matcher::{Config, Found, Matcher, SubscriberId};
 pub use matchers::Algorithm;
 pub use pattern::{Pattern, Word};
 pub use registry::{Registry, Subscriber};

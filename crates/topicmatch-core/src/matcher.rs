@@ -2,7 +2,8 @@
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::Result;
-use crate::pattern::Pattern;
+use crate::pattern::{Pattern, Word};
+use crate::relation::Query;
 
 /// An interned subscriber. The core never sees Python objects, only these ids; the
 /// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are never reused.
@@ -90,6 +91,28 @@ pub trait Matcher: Send + Sync {
         }
         Ok(())
     }
+
+    /// Appends every held pattern standing in `query`'s relation to the query (it covers the
+    /// query, or intersects it; [`crate::relation`]), with its subscribers: one [`Found`] per
+    /// pattern, each pattern once, found by walking the algorithm's index rather than trying
+    /// every pattern. Returns `Ok(false)`, appending nothing, when the algorithm has no index
+    /// to walk (the default): the caller then scans its own list of subscriptions. Fails only
+    /// as [`Relation::holds`](crate::relation::Relation::holds) does (a `covers` past its
+    /// work limit), leaving `out` as it was.
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Found>) -> Result<bool> {
+        let _ = (query, out);
+        Ok(false)
+    }
+}
+
+/// A held pattern a relation walk found, with its subscribers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The words of the pattern as the algorithm holds it (an MQTT shared subscription's
+    /// filter).
+    pub words: Vec<Word>,
+    /// The subscribers held under it.
+    pub subscribers: Vec<SubscriberId>,
 }
 
 /// Sorts and removes duplicates from `out[start..]`: the shared tail step of algorithms whose

@@ -39,7 +39,6 @@ use smallvec::SmallVec;
 
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
-use crate::matcher::SubscriberId;
 use crate::pattern::{Pattern, Word};
 use shape::{Phase, Shape, Sym, Tok};
 
@@ -74,19 +73,18 @@ pub fn covers(general: &Pattern, specific: &Pattern) -> Result<bool> {
 
 /// [`covers`], giving up with `LimitExceeded` once its work passes `max_work`.
 pub fn covers_within(general: &Pattern, specific: &Pattern, max_work: usize) -> Result<bool> {
-    let dialect = same_dialect(general, specific)?;
-    let query = Query::new(Relation::Covers, specific, max_work);
-    query.holds(dialect, general.words())
+    same_dialect(general, specific)?;
+    Query::new(Relation::Covers, specific, max_work).holds(general.words())
 }
 
 /// Whether some valid topic matches both `a` and `b`; see the module docs. Both must be of one
 /// dialect.
 pub fn intersects(a: &Pattern, b: &Pattern) -> Result<bool> {
-    let dialect = same_dialect(a, b)?;
-    Query::new(Relation::Intersects, b, DEFAULT_MAX_WORK).holds(dialect, a.words())
+    same_dialect(a, b)?;
+    Query::new(Relation::Intersects, b, DEFAULT_MAX_WORK).holds(a.words())
 }
 
-fn same_dialect(a: &Pattern, b: &Pattern) -> Result<Dialect> {
+fn same_dialect(a: &Pattern, b: &Pattern) -> Result<()> {
     if a.dialect() != b.dialect() {
         return Err(Error::InvalidArgument(format!(
             "patterns of different dialects cannot be related: {} and {}",
@@ -94,17 +92,20 @@ fn same_dialect(a: &Pattern, b: &Pattern) -> Result<Dialect> {
             b.dialect()
         )));
     }
-    Ok(a.dialect())
+    Ok(())
 }
 
-/// A held pattern an algorithm found in relation to a query, with its subscribers (the words
-/// of its matched text: an MQTT shared subscription's filter).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
-    /// The pattern's words.
-    pub words: Vec<Word>,
-    /// The subscribers held under it.
-    pub subscribers: Vec<SubscriberId>,
+/// One step of an index's walk for a [`Query`] ([`Query::steps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'p> {
+    /// Read this word.
+    Word(&'p str),
+    /// Read a fresh word: only the held patterns' wildcards take it.
+    Fresh,
+    /// Read any one word.
+    Any,
+    /// Read any number of words, staying at this step, or go on to the next without reading.
+    Star,
 }
 
 /// A query pattern prepared once for many held patterns.
@@ -132,50 +133,84 @@ impl<'p> Query<'p> {
         self.relation
     }
 
-    /// Whether the held pattern of `words` (of `dialect`, the query's) stands in the relation
-    /// to the query.
-    pub fn holds(&self, dialect: Dialect, words: &[Word]) -> Result<bool> {
-        debug_assert_eq!(dialect, self.dialect);
-        let held = Shape::of(dialect, words);
+    /// The query's dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Whether the held pattern of `words` (a pattern of the query's dialect) stands in the
+    /// relation to the query.
+    pub fn holds(&self, words: &[Word]) -> Result<bool> {
+        let held = Shape::of(self.dialect, words);
         match self.relation {
-            Relation::Covers => cover::covers(dialect, &held, &self.shape, self.max_work),
-            Relation::Intersects => Ok(intersect::intersects(dialect, &held, &self.shape)),
+            Relation::Covers => cover::covers(self.dialect, &held, &self.shape, self.max_work),
+            Relation::Intersects => Ok(intersect::intersects(self.dialect, &held, &self.shape)),
         }
     }
 
-    /// One valid topic the query matches, its wildcards' words fresh (`None`): every held
-    /// pattern that covers the query matches it, so an index walks only the patterns matching
-    /// it. Its `#` take no word unless the topic would be invalid without one.
-    pub fn witness(&self) -> SmallVec<[Option<&'p str>; 16]> {
-        let mut words: SmallVec<[Option<&'p str>; 16]> = SmallVec::new();
+    /// What an index walks to find the held patterns in relation to the query (a superset,
+    /// which [`Query::holds`] then decides):
+    /// - `Covers`: one valid topic the query matches, its wildcards' words fresh and its `#`
+    ///   taking no word unless the topic would be invalid without one. Every pattern that
+    ///   covers the query matches it, so the walk is a lookup.
+    /// - `Intersects`: the query's own tokens; a pattern intersecting the query shares a
+    ///   topic with it, which a walk of both at once finds.
+    pub fn steps(&self) -> SmallVec<[Step<'p>; 16]> {
+        match self.relation {
+            Relation::Covers => self.witness(),
+            Relation::Intersects => self
+                .shape
+                .toks
+                .iter()
+                .map(|tok| match *tok {
+                    Tok::Lit(w) => Step::Word(w),
+                    Tok::Any => Step::Any,
+                    Tok::Star => Step::Star,
+                })
+                .collect(),
+        }
+    }
+
+    /// The witness topic of [`Query::steps`] for `Covers`.
+    fn witness(&self) -> SmallVec<[Step<'p>; 16]> {
+        let mut steps: SmallVec<[Step<'p>; 16]> = SmallVec::new();
         let mut phase = Phase::Start;
+        // Where the first `#` run is: a word it takes goes there.
+        let mut star = None;
         for tok in &self.shape.toks {
             let word = match tok {
                 Tok::Lit(w) => Sym::Lit(w),
                 Tok::Any => Sym::Fresh,
-                Tok::Star => continue,
+                Tok::Star => {
+                    star.get_or_insert(steps.len());
+                    continue;
+                }
             };
             phase = phase.after(word);
-            words.push(match word {
-                Sym::Lit(w) => Some(w),
-                Sym::Fresh => None,
+            steps.push(match word {
+                Sym::Lit(w) => Step::Word(w),
+                Sym::Fresh => Step::Fresh,
             });
         }
         if !phase.valid(self.dialect) {
-            // Only a pattern whose `#` is all that makes it non-empty gets here: a fresh word
-            // is one of the words that `#` takes.
-            words.push(None);
+            // The words besides the `#` runs make the empty or the lone empty topic, which is
+            // no topic, so some `#` takes a word: one fresh word.
+            let at = star.expect("a valid pattern matches some topic, so it has a `#`");
+            steps.insert(at, Step::Fresh);
         }
-        words
+        steps
     }
 
-    /// Whether the query's topics never start with a `$` word (MQTT, a wildcard first).
+    /// Whether every topic of the query starts with a `$` word, which an MQTT pattern whose
+    /// first word is a wildcard never matches.
+    pub fn starts_with_dollar(&self) -> bool {
+        self.dialect == Dialect::Mqtt
+            && matches!(self.shape.toks.first(), Some(Tok::Lit(w)) if w.starts_with('$'))
+    }
+
+    /// Whether no topic of the query starts with a `$` word (MQTT, a wildcard first), so no
+    /// pattern whose first word is a `$` literal intersects it.
     pub fn hides_dollar(&self) -> bool {
         self.shape.hides_dollar
-    }
-
-    /// How many `#`/`>` runs the query has.
-    pub fn stars(&self) -> usize {
-        self.shape.stars()
     }
 }

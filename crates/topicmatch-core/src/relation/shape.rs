@@ -116,11 +116,6 @@ impl<'p> Shape<'p> {
         self.toks.len()
     }
 
-    /// How many `Star` runs the shape has (the gaps of its topics).
-    pub(crate) fn stars(&self) -> usize {
-        self.toks.iter().filter(|t| **t == Tok::Star).count()
-    }
-
     /// The set holding only the start, closed.
     pub(crate) fn start(&self) -> Bits {
         let mut set = Bits::empty(self.len() + 1);
