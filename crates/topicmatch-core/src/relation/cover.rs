@@ -15,8 +15,8 @@
 //! - `specific` without `#`/`>`: one state per position, O(|s| · |g|).
 //! - one `Star` in `specific` (every MQTT and NATS pattern): the sets a run of fresh words
 //!   reaches repeat after k + 1 words (k: the one-word wildcards of `general`), so at most
-//!   k + 2 sets enter the rest of `specific`: O(|s| · k · |g|); when the `Star` is last, as in
-//!   MQTT and NATS, O((|s| + k) · |g|).
+//!   k + 2 sets enter the rest of `specific`: O(|s| · (k + 1) · |g|); when the `Star` is last,
+//!   as in MQTT and NATS, O((|s| + k) · |g|).
 //! - several `Star`s (AMQP `#` between literals): the sets can multiply with each run, in the
 //!   worst case exponentially in the number of runs; the search counts its work (a state's
 //!   set size, plus the comparisons pruning it) and stops with

@@ -6,8 +6,8 @@
 //!
 //! *Valid topic* is the dialect's: an MQTT topic name is not empty and holds no `+`, `#` or
 //! U+0000; a NATS subject has no empty token and no whole-token `*` or `>`; an AMQP routing
-//! key is any word list, the empty key included. The relations quantify over topics of any
-//! length (a matcher's `max_topic_bytes` and `max_levels` bound what it accepts, not what a
+//! key is any word list, the empty key included; and no dialect has a topic of one empty word
+//! (its text is the empty text). The relations quantify over topics of any length (a matcher's `max_topic_bytes` and `max_levels` bound what it accepts, not what a
 //! pattern means). The MQTT `$` rule holds: `#` does not cover `$SYS/x`, and `+/#` and
 //! `$SYS/#` do not intersect. An MQTT shared subscription `$share/{name}/{filter}` is its
 //! filter.
@@ -23,9 +23,9 @@
 //! # Cost
 //! - `intersects`: O(|a| · |b|) time and memory; O(|a| + |b|) for MQTT and NATS, whose
 //!   multi-word wildcard is last.
-//! - `covers` with at most one multi-word wildcard in `specific` (every MQTT and NATS
-//!   pattern; AMQP with one `#` run): O(|s| · k · |g|) for k one-word wildcards in `general`,
-//!   O((|s| + k) · |g|) when the wildcard is last, O(|s| · |g|) without one.
+//! - `covers` with at most one multi-word wildcard run in `specific` (every MQTT and NATS
+//!   pattern; AMQP with one `#` run): O(|s| · (k + 1) · |g|) for k one-word wildcards in
+//!   `general`, O((|s| + k) · |g|) when the run is last, O(|s| · |g|) without one.
 //! - `covers` with several AMQP `#` in `specific`: the containment of such word patterns can
 //!   take many sets of positions; the search prunes sets that contain one already seen, counts
 //!   its work and raises [`LimitExceeded`](crate::Error::LimitExceeded) (`max_work`) past
@@ -115,17 +115,24 @@ pub struct Query<'p> {
     dialect: Dialect,
     shape: Shape<'p>,
     max_work: usize,
+    /// `Covers`: one topic of the query ([`Query::steps`]), which a covering pattern matches.
+    witness: SmallVec<[Step<'p>; 16]>,
 }
 
 impl<'p> Query<'p> {
     /// The query `pattern` for `relation`, `covers` bounded by `max_work`.
     pub fn new(relation: Relation, pattern: &'p Pattern, max_work: usize) -> Self {
-        Query {
+        let mut query = Query {
             relation,
             dialect: pattern.dialect(),
             shape: Shape::of(pattern.dialect(), pattern.words()),
             max_work,
+            witness: SmallVec::new(),
+        };
+        if relation == Relation::Covers {
+            query.witness = query.witness();
         }
+        query
     }
 
     /// The relation asked.
@@ -140,10 +147,19 @@ impl<'p> Query<'p> {
 
     /// Whether the held pattern of `words` (a pattern of the query's dialect) stands in the
     /// relation to the query.
+    ///
+    /// A pattern that does not match the query's witness topic ([`Query::steps`]) cannot cover
+    /// it, so `Covers` settles that first, in one run of the pattern: a scan and an index walk
+    /// search containment for the same patterns (and hit the work limit alike).
     pub fn holds(&self, words: &[Word]) -> Result<bool> {
         let held = Shape::of(self.dialect, words);
         match self.relation {
-            Relation::Covers => cover::covers(self.dialect, &held, &self.shape, self.max_work),
+            Relation::Covers => {
+                if !matches_witness(&held, &self.witness) {
+                    return Ok(false);
+                }
+                cover::covers(self.dialect, &held, &self.shape, self.max_work)
+            }
             Relation::Intersects => Ok(intersect::intersects(self.dialect, &held, &self.shape)),
         }
     }
@@ -157,7 +173,7 @@ impl<'p> Query<'p> {
     ///   topic with it, which a walk of both at once finds.
     pub fn steps(&self) -> SmallVec<[Step<'p>; 16]> {
         match self.relation {
-            Relation::Covers => self.witness(),
+            Relation::Covers => self.witness.clone(),
             Relation::Intersects => self
                 .shape
                 .toks
@@ -213,4 +229,20 @@ impl<'p> Query<'p> {
     pub fn hides_dollar(&self) -> bool {
         self.shape.hides_dollar
     }
+}
+
+/// Whether `held` matches the witness topic `steps` (literal words, and fresh ones).
+fn matches_witness(held: &Shape<'_>, steps: &[Step<'_>]) -> bool {
+    let mut set = held.start();
+    for (i, step) in steps.iter().enumerate() {
+        let word = match step {
+            Step::Word(w) => Sym::Lit(w),
+            _ => Sym::Fresh,
+        };
+        set = held.step(&set, word, i == 0);
+        if set.is_empty() {
+            return false;
+        }
+    }
+    held.accepts(&set)
 }

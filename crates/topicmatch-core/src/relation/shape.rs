@@ -182,6 +182,11 @@ impl Bits {
         self.0.iter().zip(&other.0).all(|(a, b)| a & !b == 0)
     }
 
+    /// Whether the set holds no position.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
     /// How many positions the set holds.
     pub(crate) fn len(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
