@@ -13,7 +13,7 @@ pub mod workloads;
 pub use floor::Floor;
 pub use workload::Workload;
 pub use workloads::ftm::ftm;
-pub use workloads::large::{large, scale};
+pub use workloads::large::{large, scale, stored_topics};
 pub use workloads::micro::{Micro, MICRO_PROBE_PATTERN, MICRO_PROBE_TOPIC};
 pub use workloads::seed5::seed5;
 

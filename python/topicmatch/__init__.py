@@ -11,6 +11,7 @@
 from topicmatch._native import (
     ALGORITHMS,
     DIALECTS,
+    ArrowArray,
     PRESENT,
     Comparison,
     FieldMatcher,
@@ -20,6 +21,7 @@ from topicmatch._native import (
     LimitExceeded,
     Matcher,
     TopicMatchError,
+    TopicStore,
     __version__,
     covers,
     ge,
@@ -32,6 +34,7 @@ from topicmatch._native import (
 
 __all__ = [
     "ALGORITHMS",
+    "ArrowArray",
     "DIALECTS",
     "PRESENT",
     "Comparison",
@@ -42,6 +45,7 @@ __all__ = [
     "LimitExceeded",
     "Matcher",
     "TopicMatchError",
+    "TopicStore",
     "__version__",
     "covers",
     "ge",

@@ -113,6 +113,22 @@ pub fn generate(name: &str, subscriptions: usize, topics: usize, seed: u64) -> W
     }
 }
 
+/// `count` distinct concrete topics of the same shape (a device id level of `count / 4`
+/// devices), in a random order: the stored topics of the retained-message benchmarks.
+pub fn stored_topics(count: usize, seed: u64) -> Vec<String> {
+    let space = Space::new(count);
+    let mut rng = Rng::new(seed);
+    let mut distinct = FxHashSet::default();
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let topic = space.words(&mut rng).join(".");
+        if distinct.insert(topic.clone()) {
+            out.push(topic);
+        }
+    }
+    out
+}
+
 /// The `large` workload: `subscriptions` (1M under `cargo bench`) and 10,000 unique topics.
 pub fn large(subscriptions: usize) -> Workload {
     generate("large", subscriptions, 10_000, 1_000_000)

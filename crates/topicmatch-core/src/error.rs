@@ -17,6 +17,8 @@ pub enum Limit {
     Levels,
     /// `max_subscriptions`: the number of subscriptions held by one matcher.
     Subscriptions,
+    /// `max_topics`: the number of topics held by one [`TopicStore`](crate::TopicStore).
+    Topics,
     /// `max_work`: the work one [`covers`](crate::relation::covers) decision may do.
     RelationWork,
 }
@@ -28,6 +30,7 @@ impl Limit {
             Limit::TopicBytes => "max_topic_bytes",
             Limit::Levels => "max_levels",
             Limit::Subscriptions => "max_subscriptions",
+            Limit::Topics => "max_topics",
             Limit::RelationWork => "max_work",
         }
     }

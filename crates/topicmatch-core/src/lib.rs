@@ -25,17 +25,19 @@ pub mod matchers;
 pub mod pattern;
 pub mod registry;
 pub mod relation;
+pub mod store;
 mod sync;
 pub mod topic;
 
 pub use dialect::{Dialect, Limits};
 pub use engine::{Engine, Subscription, SubscriptionId};
 pub use error::{Error, Limit, Result};
-pub use matcher::{Config, Found, Matcher, SubscriberId};
+pub use matcher::{Config, Matcher, Related, SubscriberId};
 pub use matchers::Algorithm;
 pub use pattern::{Pattern, Word};
 pub use registry::{Registry, Subscriber};
 pub use relation::Relation;
+pub use store::{Filter, Found, Reader, StoreLimits, StoreStats, TopicStore};
 pub use topic::parse_topic;
 
 /// Whether `pattern` matches `topic` under `dialect` with its default limits: one pattern

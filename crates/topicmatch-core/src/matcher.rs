@@ -1,12 +1,16 @@
 //! The `Matcher` trait: the contract every algorithm keeps.
 
+use std::cell::RefCell;
+
 use crate::dialect::{Dialect, Limits};
 use crate::error::Result;
 use crate::pattern::{Pattern, Word};
 use crate::relation::Query;
 
 /// An interned subscriber. The core never sees Python objects, only these ids; the
-/// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are never reused.
+/// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are dense (from
+/// 0 up) and reused only once no lookup pinned when their subscriber left can still see them
+/// (see the registry's docs).
 pub type SubscriberId = u64;
 
 /// What every algorithm is built from: the dialect and the limits it enforces on topics.
@@ -93,13 +97,13 @@ pub trait Matcher: Send + Sync {
     }
 
     /// Appends every held pattern standing in `query`'s relation to the query (it covers the
-    /// query, or intersects it; [`crate::relation`]), with its subscribers: one [`Found`] per
+    /// query, or intersects it; [`crate::relation`]), with its subscribers: one [`Related`] per
     /// pattern, each pattern once, found by walking the algorithm's index rather than trying
     /// every pattern. Returns `Ok(false)`, appending nothing, when the algorithm has no index
     /// to walk (the default): the caller then scans its own list of subscriptions. Fails only
     /// as [`Relation::holds`](crate::relation::Relation::holds) does (a `covers` past its
     /// work limit), leaving `out` as it was.
-    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Found>) -> Result<bool> {
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
         let _ = (query, out);
         Ok(false)
     }
@@ -107,7 +111,7 @@ pub trait Matcher: Send + Sync {
 
 /// A held pattern a relation walk found, with its subscribers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub struct Related {
     /// The words of the pattern as the algorithm holds it (an MQTT shared subscription's
     /// filter).
     pub words: Vec<Word>,
@@ -115,9 +119,73 @@ pub struct Found {
     pub subscribers: Vec<SubscriberId>,
 }
 
-/// Sorts and removes duplicates from `out[start..]`: the shared tail step of algorithms whose
-/// walk can reach one subscriber through several patterns.
+/// Ids below this are de-duplicated by a stamp array indexed by id (the registry's ids are
+/// dense); larger ones (the engine's synthetic ids of filtered subscriptions) by a sort.
+const STAMPED_IDS: SubscriberId = 1 << 24;
+
+/// Per-thread de-duplication stamps: `marks[id] == generation` when `id` was seen in the
+/// current call. One generation per call, so nothing is cleared between calls.
+struct Stamps {
+    generation: u32,
+    marks: Vec<u32>,
+}
+
+thread_local! {
+    static STAMPS: RefCell<Stamps> = const {
+        RefCell::new(Stamps { generation: 0, marks: Vec::new() })
+    };
+}
+
+/// Removes duplicates from `out[start..]`, keeping each id's first occurrence in place: the
+/// shared tail step of algorithms whose walk can reach one subscriber through several
+/// patterns. One array read and write per id (a stamp in a per-thread array as long as the
+/// largest id seen, at most 64 MiB), no hashing and no sort.
 pub fn dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
+    if out.len() - start < 2 {
+        return;
+    }
+    let sparse = STAMPS.with(|stamps| stamps.borrow_mut().keep_first(out, start));
+    if sparse {
+        sort_dedup_tail(out, start);
+    }
+}
+
+impl Stamps {
+    /// Drops every repeated stamped id from `out[start..]`; whether an id too large to stamp
+    /// was kept (the caller then sorts).
+    fn keep_first(&mut self, out: &mut Vec<SubscriberId>, start: usize) -> bool {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.marks.fill(0);
+            self.generation = 1;
+        }
+        let generation = self.generation;
+        let mut sparse = false;
+        let mut kept = start;
+        for i in start..out.len() {
+            let id = out[i];
+            if id < STAMPED_IDS {
+                let at = id as usize;
+                if at >= self.marks.len() {
+                    self.marks.resize((at + 1).next_power_of_two(), 0);
+                }
+                if self.marks[at] == generation {
+                    continue;
+                }
+                self.marks[at] = generation;
+            } else {
+                sparse = true;
+            }
+            out[kept] = id;
+            kept += 1;
+        }
+        out.truncate(kept);
+        sparse
+    }
+}
+
+/// Sorts and removes duplicates from `out[start..]`.
+fn sort_dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
     let tail = &mut out[start..];
     if tail.len() < 2 {
         return;

@@ -136,6 +136,26 @@ def large(patterns: int, topics: int, name: str = "large", seed: int = 1_000_000
     return Workload(name, out, stream)
 
 
+def stored_topics(count: int, *, sep: str = ".", seed: int = 24) -> list[str]:
+    """``count`` distinct concrete topics of the ``large`` shape (``count // 4`` device ids),
+    joined by ``sep``, in random order: the stored topics of the retained-message benchmark
+    (``topicmatch.bench.store``)."""
+    rng = random.Random(seed)
+    tenants = [f"t{i:02}" for i in range(16)]
+    metrics = [f"m{i}" for i in range(8)]
+    devices = max(count // 4, 16)
+    seen: set[str] = set()
+    out: list[str] = []
+    while len(out) < count:
+        topic = sep.join([rng.choice(tenants), rng.choice(_REGIONS),
+                          f"d{rng.randrange(devices):07x}", rng.choice(_SENSORS),
+                          rng.choice(metrics), rng.choice(_STATS)])
+        if topic not in seen:
+            seen.add(topic)
+            out.append(topic)
+    return out
+
+
 def size_label(n: int) -> str:
     """``1k``, ``10k``, ``1M``: how the scale points are named."""
     if n >= 1_000_000 and n % 1_000_000 == 0:

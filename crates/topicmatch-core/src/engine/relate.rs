@@ -17,7 +17,7 @@ use rustc_hash::FxHashSet;
 use super::{Engine, Subscription, SubscriptionId};
 use crate::error::Result;
 use crate::fields::filtered::{is_synthetic, subscription_of};
-use crate::matcher::{Found, SubscriberId};
+use crate::matcher::{Related, SubscriberId};
 use crate::pattern::{Pattern, Word};
 use crate::relation::{Query, Relation, DEFAULT_MAX_WORK};
 
@@ -51,7 +51,7 @@ impl Engine {
     }
 
     /// Every subscription matched as one of the patterns found.
-    fn subscriptions_of(&self, found: &[Found]) -> Vec<Subscription> {
+    fn subscriptions_of(&self, found: &[Related]) -> Vec<Subscription> {
         let dialect = self.config.dialect;
         let sep = char::from(dialect.separator()).to_string();
         let mut ids: Vec<SubscriptionId> = Vec::new();

@@ -7,7 +7,7 @@ use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
 use crate::error::Result;
-use crate::matcher::{dedup_tail, Config, Found, Matcher, SubscriberId};
+use crate::matcher::{dedup_tail, Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
 use crate::relation::Query;
 use crate::topic::parse_topic;
@@ -75,11 +75,11 @@ impl Matcher for NaiveMatcher {
     }
 
     /// A scan: the relation decided for every pattern held.
-    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Found>) -> Result<bool> {
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
         let mut found = Vec::new();
         for (pattern, subs) in self.patterns.read().iter() {
             if query.holds(pattern.words())? {
-                found.push(Found {
+                found.push(Related {
                     words: pattern.words().to_vec(),
                     subscribers: subs.clone(),
                 });

@@ -19,7 +19,7 @@ mod migrate;
 use parking_lot::RwLock;
 
 use crate::error::Result;
-use crate::matcher::{Config, Found, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
 use crate::relation::Query;
 use migrate::{Active, Book};
@@ -94,7 +94,7 @@ impl Matcher for AutoMatcher {
     }
 
     /// The trie's walk while the trie is active; the bitmap has no walk.
-    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Found>) -> Result<bool> {
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
         self.inner.read().active.get().related_into(query, out)
     }
 }

@@ -64,7 +64,7 @@ mod walk;
 use smallvec::SmallVec;
 
 use crate::error::Result;
-use crate::matcher::{Config, Found, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
 use crate::relation::Query;
 use nodes::{Edge, Main};
@@ -284,7 +284,7 @@ impl Matcher for CsTrieMatcher {
         walk::lookup_batch(self, topics, out, ends)
     }
 
-    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Found>) -> Result<bool> {
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
         relate::related(self, query, out).map(|()| true)
     }
 }

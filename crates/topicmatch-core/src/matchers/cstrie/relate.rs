@@ -20,7 +20,7 @@ use super::raw::{Child, INode, Pin};
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
-use crate::matcher::Found;
+use crate::matcher::Related;
 use crate::pattern::Word;
 use crate::relation::{Query, Step};
 
@@ -47,7 +47,11 @@ struct State<'g, 'q> {
 }
 
 /// Appends the held patterns standing in `query`'s relation to it; on error appends nothing.
-pub(super) fn related(trie: &CsTrieMatcher, query: &Query<'_>, out: &mut Vec<Found>) -> Result<()> {
+pub(super) fn related(
+    trie: &CsTrieMatcher,
+    query: &Query<'_>,
+    out: &mut Vec<Related>,
+) -> Result<()> {
     let pin = trie.reclaim.pin();
     let start = out.len();
     let result = walk(trie.config.dialect, &trie.root, &pin, query, out);
@@ -62,7 +66,7 @@ fn walk<'g, 'q>(
     root: &'g INode,
     pin: &'g Pin<'_>,
     query: &Query<'q>,
-    out: &mut Vec<Found>,
+    out: &mut Vec<Related>,
 ) -> Result<()> {
     let steps = query.steps();
     let last = steps.len();
@@ -97,7 +101,7 @@ fn walk<'g, 'q>(
             if query.holds(&words)? {
                 let mut subscribers = Vec::new();
                 node.collect(&mut subscribers);
-                out.push(Found { words, subscribers });
+                out.push(Related { words, subscribers });
             }
         }
         let child = |link: &'g Child, step: u32, looping: bool, hop: Hop<'q>| State {

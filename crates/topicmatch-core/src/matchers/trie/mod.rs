@@ -17,7 +17,7 @@ mod walk;
 use parking_lot::RwLock;
 
 use crate::error::Result;
-use crate::matcher::{Config, Found, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::{Pattern, Word};
 use crate::relation::Query;
 use arena::{Arena, Edge, Interner, NodeId, NONE, ROOT};
@@ -132,7 +132,7 @@ impl Matcher for TrieMatcher {
         walk::lookup(&self.config, &self.inner.read(), topic, &mut out, true)
     }
 
-    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Found>) -> Result<bool> {
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
         relate::related(self.config.dialect, &self.inner.read(), query, out).map(|()| true)
     }
 }

@@ -18,7 +18,7 @@ use super::arena::{Edge, NodeId, NONE, ROOT};
 use super::Inner;
 use crate::dialect::Dialect;
 use crate::error::Result;
-use crate::matcher::Found;
+use crate::matcher::Related;
 use crate::pattern::Word;
 use crate::relation::{Query, Step};
 
@@ -38,7 +38,7 @@ pub(super) fn related(
     dialect: Dialect,
     trie: &Inner,
     query: &Query<'_>,
-    out: &mut Vec<Found>,
+    out: &mut Vec<Related>,
 ) -> Result<()> {
     let start = out.len();
     let result = walk(dialect, trie, query, out);
@@ -48,7 +48,7 @@ pub(super) fn related(
     result
 }
 
-fn walk(dialect: Dialect, trie: &Inner, query: &Query<'_>, out: &mut Vec<Found>) -> Result<()> {
+fn walk(dialect: Dialect, trie: &Inner, query: &Query<'_>, out: &mut Vec<Related>) -> Result<()> {
     let steps = query.steps();
     let last = steps.len();
     let nats = dialect == Dialect::Nats;
@@ -80,7 +80,7 @@ fn walk(dialect: Dialect, trie: &Inner, query: &Query<'_>, out: &mut Vec<Found>)
         if at == last && !node.subs.is_empty() {
             let words = spell(trie, &path);
             if query.holds(&words)? {
-                out.push(Found {
+                out.push(Related {
                     words,
                     subscribers: node.subs.clone(),
                 });
