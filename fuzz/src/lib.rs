@@ -3,13 +3,15 @@
 //! very file to replay the committed regression inputs under plain `cargo test`.
 //!
 //! Two targets: [`parse`] (the pattern and topic parsers of every dialect never panic, fail
-//! only with their typed errors, and agree with `matches`) and [`differential`] (an arbitrary
-//! sequence of subscribe, unsubscribe, lookup and `matches_any` gives identical results on every
-//! algorithm and on `naive`).
+//! only with their typed errors, and agree with `matches`; `covers` and `intersects` keep their
+//! laws and agree with `matches` on a topic) and [`differential`] (an arbitrary sequence of
+//! subscribe, unsubscribe, lookup, `matches_any`, `covering` and `intersecting` gives identical
+//! results on every algorithm and on `naive`, whose relations agree with a scan).
 
 use topicmatch_core::pattern::matched_text;
 use topicmatch_core::{
-    matches, parse_topic, Algorithm, Dialect, Engine, Error, Limits, Pattern, Subscriber, Word,
+    covers, intersects, matches, parse_topic, relation, Algorithm, Dialect, Engine, Error, Limits,
+    Pattern, Subscriber, Subscription, Word,
 };
 
 /// Words the decoder builds texts from: every separator, wildcard and rule-breaking character
@@ -141,6 +143,57 @@ pub fn parse(data: &[u8]) {
     let expected = Pattern::parse(dialect, &defaults, &pattern)
         .and_then(|p| parse_topic(dialect, &defaults, &topic).map(|words| p.matches_words(&words)));
     assert_eq!(got, expected, "{dialect} matches({pattern:?}, {topic:?})");
+    check_relations(dialect, &defaults, &pattern, &topic);
+}
+
+/// `covers` and `intersects` of two texts: typed errors only, the laws of a preorder inside a
+/// symmetric relation, and on a topic that is also a wildcard-free pattern (matched whole)
+/// both are `matches`.
+fn check_relations(dialect: Dialect, limits: &Limits, a: &str, b: &str) {
+    let (pa, pb) = match (
+        Pattern::parse(dialect, limits, a),
+        Pattern::parse(dialect, limits, b),
+    ) {
+        (Ok(pa), Ok(pb)) => (pa, pb),
+        (Err(e), _) | (_, Err(e)) => {
+            for got in [covers(dialect, a, b), intersects(dialect, a, b)] {
+                assert!(
+                    matches!(
+                        got,
+                        Err(Error::InvalidPattern { .. } | Error::LimitExceeded { .. })
+                    ),
+                    "{dialect} ({a:?}, {b:?}): {got:?} beside {e:?}"
+                );
+            }
+            return;
+        }
+    };
+    let meet = relation::intersects(&pa, &pb).expect("one dialect");
+    assert_eq!(
+        meet,
+        relation::intersects(&pb, &pa).expect("one dialect"),
+        "{dialect} {a:?} {b:?}"
+    );
+    assert_eq!(relation::covers(&pa, &pa), Ok(true), "{dialect} {a:?}");
+    match relation::covers(&pa, &pb) {
+        // Every valid pattern matches some valid topic.
+        Ok(true) => assert!(meet, "{dialect} covers({a:?}, {b:?}) but no intersection"),
+        Ok(false) => {}
+        Err(e) => assert!(
+            matches!(e, Error::LimitExceeded { .. }),
+            "{dialect} covers({a:?}, {b:?}): {e:?}"
+        ),
+    }
+    let whole = matched_text(dialect, b) == b && !pb.has_wildcards();
+    if let (true, Ok(words)) = (whole, parse_topic(dialect, limits, b)) {
+        let hit = pa.matches_words(&words);
+        assert_eq!(
+            relation::covers(&pa, &pb),
+            Ok(hit),
+            "{dialect} covers({a:?}, {b:?})"
+        );
+        assert_eq!(meet, hit, "{dialect} intersects({a:?}, {b:?})");
+    }
 }
 
 /// One engine per algorithm, `naive` first.
@@ -219,6 +272,8 @@ pub fn differential(data: &[u8]) {
                     let got = e.lookup(&topic).map(sorted);
                     assert_eq!(got, expected, "{} lookup {topic:?}", e.algorithm());
                 }
+                // The same text as a pattern: the subscriptions it relates to.
+                check_related(oracle, others, &topic);
             }
             _ => {
                 let Some(topic) = input.text(dialect) else {
@@ -240,6 +295,37 @@ pub fn differential(data: &[u8]) {
             e.algorithm()
         );
         assert_eq!(e.next_id(), oracle.next_id());
+    }
+}
+
+/// `covering` and `intersecting` of `query` on every engine as on `naive`, whose answer is the
+/// scan of its subscriptions by `covers` / `intersects`.
+fn check_related(oracle: &Engine, others: &[Engine], query: &str) {
+    type Relate = fn(&Engine, &str) -> topicmatch_core::Result<Vec<Subscription>>;
+    type Decide = fn(Dialect, &str, &str) -> topicmatch_core::Result<bool>;
+    let dialect = oracle.dialect();
+    let kinds: [(&str, Relate, Decide); 2] = [
+        ("covering", Engine::covering, covers),
+        ("intersecting", Engine::intersecting, intersects),
+    ];
+    for (name, relate, decide) in kinds {
+        let expected = relate(oracle, query);
+        for e in others {
+            assert_eq!(
+                relate(e, query),
+                expected,
+                "{} {name} {query:?}",
+                e.algorithm()
+            );
+        }
+        if let Ok(found) = expected {
+            let scan: Vec<Subscription> = oracle
+                .subscriptions()
+                .into_iter()
+                .filter(|s| decide(dialect, &s.pattern, query) == Ok(true))
+                .collect();
+            assert_eq!(found, scan, "naive {name} {query:?}");
+        }
     }
 }
 

@@ -19,6 +19,8 @@ pub enum Limit {
     Subscriptions,
     /// `max_topics`: the number of topics held by one [`TopicStore`](crate::TopicStore).
     Topics,
+    /// `max_work`: the work one [`covers`](crate::relation::covers) decision may do.
+    RelationWork,
 }
 
 impl Limit {
@@ -29,6 +31,7 @@ impl Limit {
             Limit::Levels => "max_levels",
             Limit::Subscriptions => "max_subscriptions",
             Limit::Topics => "max_topics",
+            Limit::RelationWork => "max_work",
         }
     }
 }

@@ -343,6 +343,26 @@ impl PyMatcher {
             .map_err(errors::to_py)
     }
 
+    /// The subscriptions whose pattern covers `pattern`, as `(id, pattern, subscriber)`.
+    fn covering<'py>(&self, pattern: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        crate::relations::related(
+            pattern.py(),
+            &self.engine,
+            topicmatch_core::Relation::Covers,
+            pattern,
+        )
+    }
+
+    /// The subscriptions whose pattern intersects `pattern`, as `(id, pattern, subscriber)`.
+    fn intersecting<'py>(&self, pattern: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        crate::relations::related(
+            pattern.py(),
+            &self.engine,
+            topicmatch_core::Relation::Intersects,
+            pattern,
+        )
+    }
+
     /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
     fn subscriptions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);

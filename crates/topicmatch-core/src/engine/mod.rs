@@ -17,6 +17,7 @@ use crate::pattern::{matched_text, Pattern};
 use crate::registry::{Registry, Subscriber};
 use table::Table;
 
+mod relate;
 mod table;
 
 /// The id of one subscription: what `subscribe` returns and `unsubscribe` takes.
@@ -198,7 +199,7 @@ impl Engine {
             table::record(&self.table, &mut keys, text, synthetic, id);
         } else {
             // The algorithm holds (pattern, subscriber) once, for every text matched alike.
-            if keys.hold(&text, matched, sub) {
+            if keys.hold(&text, matched, sub, id) {
                 self.matcher.insert(&parsed, sub);
             }
             table::record(&self.table, &mut keys, text, sub, id);
@@ -246,7 +247,7 @@ impl Engine {
             // Another unsubscribe of `id` came first.
             return false;
         }
-        let last = is_synthetic(sub) || keys.let_go(&text, matched, sub);
+        let last = is_synthetic(sub) || keys.let_go(&text, matched, sub, id);
         if last {
             let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
                 .expect("a stored pattern was valid when subscribed");

@@ -27,6 +27,11 @@ pub fn is_synthetic(id: SubscriberId) -> bool {
     id & SYNTHETIC != 0
 }
 
+/// The subscription a synthetic id stands for.
+pub fn subscription_of(synthetic: SubscriberId) -> SubscriptionId {
+    synthetic & !SYNTHETIC
+}
+
 /// Whether any of `ids` stands for a filtered subscription: one OR over the ids (no branch
 /// per id), since every lookup asks it of its result.
 #[inline]

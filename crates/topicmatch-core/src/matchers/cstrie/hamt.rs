@@ -279,8 +279,8 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
     }
 
     /// Calls `f` on every entry, in no particular order, without allocating.
-    pub(super) fn for_each(&self, mut f: impl FnMut(&K, &V)) {
-        fn walk<K, V>(slots: &[Slot<K, V>], f: &mut impl FnMut(&K, &V)) {
+    pub(super) fn for_each<'a>(&'a self, mut f: impl FnMut(&'a K, &'a V)) {
+        fn walk<'a, K, V>(slots: &'a [Slot<K, V>], f: &mut impl FnMut(&'a K, &'a V)) {
             for slot in slots {
                 match slot {
                     Slot::Entry(k, v) => f(k, v),

@@ -536,6 +536,51 @@ impl Kids {
             Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
+
+    /// Calls `f` on every child link with the spelling of its word.
+    pub(super) fn for_each_spelt<'k>(&'k self, f: &mut impl FnMut(Spelling, &'k Child)) {
+        match self {
+            Kids::None | Kids::Tomb => {}
+            Kids::Narrow(narrow) => narrow
+                .kids
+                .iter()
+                .for_each(|kid| f(Spelling::of(kid.label), &kid.child)),
+            Kids::Wide(map) => map.for_each(|label, child| f(Spelling::of(label.label()), child)),
+        }
+    }
+}
+
+/// A child's word as its label keeps it, for the relation walks that spell the patterns they
+/// find: a short word's key holds its bytes, a long word's label its copy.
+#[derive(Clone, Copy)]
+pub(super) enum Spelling {
+    /// The key of a word of at most 15 bytes: the bytes, then the length in the top byte.
+    Short(Key),
+    /// A long word's copy, valid as long as the level it was read from (under the pin).
+    Long(LongWord),
+}
+
+impl Spelling {
+    fn of(label: Label) -> Spelling {
+        match label.long {
+            Some(long) => Spelling::Long(long),
+            None => Spelling::Short(label.key),
+        }
+    }
+
+    /// Calls `f` with the word.
+    pub(super) fn with<R>(&self, f: impl for<'w> FnOnce(&'w str) -> R) -> R {
+        match self {
+            Spelling::Short(key) => {
+                let mut bytes = [0u8; 16];
+                bytes[..8].copy_from_slice(&key.low.to_le_bytes());
+                bytes[8..].copy_from_slice(&key.high.to_le_bytes());
+                let len = usize::from(bytes[15]);
+                f(std::str::from_utf8(&bytes[..len]).expect("a key holds a word's UTF-8 bytes"))
+            }
+            Spelling::Long(long) => f(long.get()),
+        }
+    }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -57,14 +57,16 @@ mod hamt;
 mod kids;
 mod nodes;
 mod raw;
+mod relate;
 mod subs;
 mod walk;
 
 use smallvec::SmallVec;
 
 use crate::error::Result;
-use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
+use crate::relation::Query;
 use nodes::{Edge, Main};
 use raw::{Delta, Fresh, INode, Pin, Reclaim};
 
@@ -280,6 +282,10 @@ impl Matcher for CsTrieMatcher {
         ends: &mut Vec<usize>,
     ) -> Result<()> {
         walk::lookup_batch(self, topics, out, ends)
+    }
+
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        relate::related(self, query, out).map(|()| true)
     }
 }
 

@@ -11,13 +11,15 @@
 //! directly, no memo needed.
 
 mod arena;
+mod relate;
 mod walk;
 
 use parking_lot::RwLock;
 
 use crate::error::Result;
-use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::{Pattern, Word};
+use crate::relation::Query;
 use arena::{Arena, Edge, Interner, NodeId, NONE, ROOT};
 
 /// The trie and its interner, guarded together.
@@ -128,5 +130,9 @@ impl Matcher for TrieMatcher {
     fn matches_any(&self, topic: &str) -> Result<bool> {
         let mut out = Vec::new();
         walk::lookup(&self.config, &self.inner.read(), topic, &mut out, true)
+    }
+
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        relate::related(self.config.dialect, &self.inner.read(), query, out).map(|()| true)
     }
 }
