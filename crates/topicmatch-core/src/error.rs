@@ -2,6 +2,7 @@
 //! exception class.
 
 use std::fmt;
+use std::str::FromStr;
 
 use crate::dialect::Dialect;
 
@@ -136,6 +137,23 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A dialect's name parses to its [`Dialect`]; an unknown name is an [`Error`]. (Here, not in
+/// `dialect`, which needs nothing from this module.)
+impl FromStr for Dialect {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown dialect {s:?}: expected one of \"amqp\", \"mqtt\", \"nats\""
+                ))
+            })
+    }
+}
 
 /// The core's result type.
 pub type Result<T> = std::result::Result<T, Error>;

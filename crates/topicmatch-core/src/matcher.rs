@@ -8,6 +8,10 @@ use crate::pattern::Pattern;
 /// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are never reused.
 pub type SubscriberId = u64;
 
+/// The id of one subscription: what [`Engine::subscribe`](crate::Engine::subscribe) returns
+/// and [`Engine::unsubscribe`](crate::Engine::unsubscribe) takes.
+pub type SubscriptionId = u64;
+
 /// What every algorithm is built from: the dialect and the limits it enforces on topics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {

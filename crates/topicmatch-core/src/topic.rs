@@ -2,9 +2,8 @@
 
 use smallvec::SmallVec;
 
-use crate::dialect::{Dialect, Limits};
+use crate::dialect::{Dialect, Limits, NATS_WHITESPACE};
 use crate::error::{Error, Limit, Result};
-use crate::pattern::NATS_WHITESPACE;
 
 /// How many words a topic holds inline before its word list spills to the heap.
 pub const INLINE_WORDS: usize = 16;

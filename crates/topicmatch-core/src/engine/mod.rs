@@ -11,6 +11,7 @@ use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::{any_synthetic, is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
+pub use crate::matcher::SubscriptionId;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::{matched_text, Pattern};
@@ -18,9 +19,6 @@ use crate::registry::{Registry, Subscriber};
 use table::Table;
 
 mod table;
-
-/// The id of one subscription: what `subscribe` returns and `unsubscribe` takes.
-pub type SubscriptionId = u64;
 
 /// One subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]

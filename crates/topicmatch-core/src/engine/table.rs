@@ -24,10 +24,8 @@ use parking_lot::{Mutex, MutexGuard};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::hash::BuildHasher;
 
-use crate::matcher::{shrink_if_sparse, SubscriberId};
+use crate::matcher::{shrink_if_sparse, SubscriberId, SubscriptionId};
 use crate::registry::Subscriber;
-
-use super::SubscriptionId;
 
 /// Shards of each kind: a few times the cores writers are likely to run on.
 const SHARDS: usize = 32;

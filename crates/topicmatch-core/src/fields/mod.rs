@@ -25,6 +25,7 @@
 mod criteria;
 mod field;
 pub(crate) mod filtered;
+mod ids;
 mod index;
 mod matcher;
 mod message;
