@@ -41,7 +41,8 @@
 //! epoch ([`Slot`]).
 
 use super::kids::Key;
-use super::raw::{Pin, Slot};
+use super::raw::slot::Slot;
+use super::raw::Pin;
 use crate::matcher::SubscriberId;
 use crate::matchers::door::Doorkeeper;
 use crate::sync::{AtomicU64, Ordering};

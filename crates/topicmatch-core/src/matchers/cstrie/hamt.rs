@@ -488,8 +488,11 @@ mod tests {
 
     #[test]
     fn a_word_childs_slot_is_24_bytes_and_a_subscribers_16() {
-        use super::super::{kids::WideLabel, raw::Child};
-        assert_eq!(std::mem::size_of::<super::Slot<WideLabel, Child>>(), 24);
+        // A word child: a 16-byte label (`kids::WideLabel`) and a link (`raw::Child`, a
+        // non-null pointer), whose sizes `nodes` checks.
+        type Label = [u64; 2];
+        type Link = std::ptr::NonNull<u8>;
+        assert_eq!(std::mem::size_of::<super::Slot<Label, Link>>(), 24);
         assert_eq!(std::mem::size_of::<super::Slot<u64, ()>>(), 16);
     }
 

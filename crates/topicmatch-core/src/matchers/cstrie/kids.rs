@@ -19,7 +19,7 @@ use rustc_hash::FxHasher;
 use super::hamt::{Hamt, Placed};
 #[cfg(target_arch = "x86_64")]
 use super::raw::positions_of;
-use super::raw::{Array, Child, Delta, LongWord, Packed};
+use super::raw::{Array, Delta, LongWord, Packed};
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -224,11 +224,11 @@ impl Placed for WideLabel {
     }
 }
 
-/// One child of a narrow level.
+/// One child of a narrow level, linked by `C`.
 #[derive(Clone, Copy)]
-pub(super) struct Kid {
+pub(super) struct Kid<C> {
     label: Label,
-    child: Child,
+    child: C,
 }
 
 /// A narrow level's children: one tag byte per child inline (in the main node's cache line),
@@ -236,14 +236,14 @@ pub(super) struct Kid {
 /// sixteen tags at once (one SSE2 compare on `x86_64`, SWAR on a `u128` elsewhere), then checks
 /// the full key of the one candidate (rarely more).
 #[derive(Clone)]
-pub(super) struct Narrow {
+pub(super) struct Narrow<C> {
     tags: [u8; NARROW],
-    kids: Arc<[Kid]>,
+    kids: Arc<[Kid<C>]>,
 }
 
-impl Narrow {
+impl<C: Copy> Narrow<C> {
     /// The level of `kids` (one to [`NARROW`] children).
-    fn of(kids: Arc<[Kid]>) -> Narrow {
+    fn of(kids: Arc<[Kid<C>]>) -> Narrow<C> {
         debug_assert!((1..=NARROW).contains(&kids.len()));
         let mut tags = [0; NARROW];
         for (tag, kid) in tags.iter_mut().zip(kids.iter()) {
@@ -344,23 +344,25 @@ impl<'w> Probe<'w> {
     }
 }
 
-/// A level's children by literal word. Cloning is O(1): the versions share the array or map.
+/// A level's children by literal word, each linked by a `C` (the trie's `nodes::Child`; a
+/// parameter, so that this module needs nothing from the nodes it links). Cloning is O(1): the
+/// versions share the array or map.
 #[derive(Clone, Default)]
-pub(super) enum Kids {
+pub(super) enum Kids<C> {
     /// One to [`NARROW`] children, found by tag. (A variant of its own, not an `Option`, so
     /// that a lookup tells it from the rest with one compare.)
-    Narrow(Narrow),
+    Narrow(Narrow<C>),
     /// No child (a live level).
     #[default]
     None,
     /// More, in a persistent HAMT.
-    Wide(Hamt<WideLabel, Child>),
+    Wide(Hamt<WideLabel, C>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
     /// stays small.
     Tomb,
 }
 
-impl Kids {
+impl<C: Copy + Send + Sync> Kids<C> {
     /// Whether there is no child.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
@@ -373,7 +375,7 @@ impl Kids {
 
     /// The child along `word`, whose key is `key`.
     #[inline]
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&C> {
         self.find(&Probe::keyed(word.as_bytes(), key))
     }
 
@@ -381,7 +383,7 @@ impl Kids {
     /// handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&Child> {
+    pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&C> {
         // The narrow case first, with one test: the others are out of line.
         let Kids::Narrow(narrow) = self else {
             return self.find_other(probe);
@@ -400,7 +402,7 @@ impl Kids {
 
     /// [`Kids::find`] in a wide level (or none).
     #[inline(never)]
-    fn find_other(&self, probe: &Probe<'_>) -> Option<&Child> {
+    fn find_other(&self, probe: &Probe<'_>) -> Option<&C> {
         match self {
             Kids::Wide(map) => map.get(probe.key.hash(), |label| {
                 label.is_bytes(probe.word, probe.key)
@@ -418,7 +420,7 @@ impl Kids {
     /// A version with `child` along `word`, which has no child here (an insert adds only
     /// missing levels, so no search for a child to replace), its HAMT nodes recorded in
     /// `delta`. Not for a tombstone, which never changes.
-    pub(super) fn with(&self, word: &str, key: Key, child: Child, delta: &mut Delta) -> Kids {
+    pub(super) fn with(&self, word: &str, key: Key, child: C, delta: &mut Delta) -> Kids<C> {
         debug_assert!(self.label(word, key).is_none(), "a new child only");
         let label = Label::new(word, key, delta);
         match self {
@@ -436,7 +438,7 @@ impl Kids {
                 }
                 let kid = Kid { label, child };
                 // An exact-size iterator: the shared array is allocated once, in place.
-                let next: Arc<[Kid]> = kids.iter().copied().chain([kid]).collect();
+                let next: Arc<[Kid<C>]> = kids.iter().copied().chain([kid]).collect();
                 Kids::Narrow(Narrow::of(next))
             }
             Kids::Wide(map) => {
@@ -469,7 +471,7 @@ impl Kids {
 
     /// A version without the child along `word`, its HAMT nodes recorded in `delta`, or `None`
     /// if there is none.
-    pub(super) fn without(&self, word: &str, key: Key, delta: &mut Delta) -> Option<Kids> {
+    pub(super) fn without(&self, word: &str, key: Key, delta: &mut Delta) -> Option<Kids<C>> {
         let label = self.label(word, key)?;
         // The removed entry's long word goes with it.
         label.for_each_array(&mut |array| delta.stale(array));
@@ -480,7 +482,7 @@ impl Kids {
                 if kids.len() == 1 {
                     return Some(Kids::None);
                 }
-                let next: Arc<[Kid]> = kids
+                let next: Arc<[Kid<C>]> = kids
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| *i != at)
@@ -529,7 +531,7 @@ impl Kids {
     }
 
     /// Calls `f` on every child link.
-    pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
+    pub(super) fn for_each(&self, f: &mut impl FnMut(C)) {
         match self {
             Kids::None | Kids::Tomb => {}
             Kids::Narrow(narrow) => narrow.kids.iter().for_each(|kid| f(kid.child)),
@@ -567,11 +569,9 @@ mod tests {
     }
 
     #[test]
-    fn a_main_node_stays_88_bytes_and_a_narrow_entry_half_a_cache_line() {
-        // 88 since a wide level's map holds its root's array as a fat pointer (one allocation
-        // per HAMT node): Kids is then 40 bytes.
-        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 88);
-        assert_eq!(std::mem::size_of::<super::Kid>(), 32);
+    fn a_narrow_entry_is_half_a_cache_line() {
+        // A label and a link (a non-null pointer, as `raw::Child` is).
+        assert_eq!(std::mem::size_of::<super::Kid<std::ptr::NonNull<u8>>>(), 32);
     }
 
     #[test]

@@ -65,8 +65,8 @@ use smallvec::SmallVec;
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::pattern::Pattern;
-use nodes::{Edge, Main};
-use raw::{Delta, Fresh, INode, Pin, Reclaim};
+use nodes::{Edge, Fresh, INode, Main};
+use raw::{Delta, Pin, Reclaim};
 
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
@@ -265,12 +265,12 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        walk::lookup(self, topic, out, false).map(|_| ())
+        self.walk_topic(topic, out, false).map(|_| ())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
         // `first_only` appends nothing.
-        walk::lookup(self, topic, &mut Vec::new(), true)
+        self.walk_topic(topic, &mut Vec::new(), true)
     }
 
     fn lookup_batch_into(
@@ -279,7 +279,7 @@ impl Matcher for CsTrieMatcher {
         out: &mut Vec<SubscriberId>,
         ends: &mut Vec<usize>,
     ) -> Result<()> {
-        walk::lookup_batch(self, topics, out, ends)
+        self.walk_batch(topics, out, ends)
     }
 }
 

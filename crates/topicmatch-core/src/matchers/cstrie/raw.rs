@@ -41,41 +41,58 @@ use std::ptr::{self, NonNull};
 
 use smallvec::SmallVec;
 
-use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
 mod pool;
-mod slot;
+pub(super) mod slot;
 
-pub(super) use slot::Slot;
+/// What this layer needs of a main node (the CS-trie's `nodes::Main` is the one kind): how to
+/// tell a tombstone, find a child, and list its children and shared arrays. The layer above
+/// implements it, so this one depends on nothing above it.
+pub(super) trait Node: Default + Send + Sync + Sized + 'static {
+    /// What a main node's children are found by.
+    type Edge<'a>: Copy;
+
+    /// Whether this is a tombstone (it never changes again and links nothing).
+    fn is_tomb(&self) -> bool;
+
+    /// The child along `edge`.
+    fn child(&self, edge: Self::Edge<'_>) -> Option<&Child<Self>>;
+
+    /// Calls `f` on every child link.
+    fn for_each_child(&self, f: impl FnMut(Child<Self>));
+
+    /// Calls `f` on every shared array of this version.
+    fn for_each_array(&self, f: &mut impl FnMut(Array));
+}
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
 /// reachable, and points to a main node that this I-node owns: a boxed one, or `first`.
 ///
 /// `repr(C)`, the pointer first: a lookup reading it then reads the first main node's
-/// subscribers and wildcard links ([`Main`]'s leading fields) from the same cache line.
+/// subscribers and wildcard links (the main node's leading fields) from the same cache line.
 #[repr(C)]
-pub(super) struct INode {
-    main: AtomicPtr<Main>,
+pub(super) struct INode<M: Node> {
+    main: AtomicPtr<M>,
     /// The first main node of an I-node made by [`Fresh::new`], in the I-node's own allocation:
     /// a new level costs one allocation, not two, and a level never changed since (most
     /// leaves) is read from the I-node's own cache lines. Never moved (the I-node stays in its
     /// box), freed with the I-node, never through `main`.
-    first: Main,
+    first: M,
 }
 
-impl INode {
+impl<M: Node> INode<M> {
     /// A new I-node owning `main`, boxed apart (the root, which moves with the matcher).
-    pub(super) fn new(main: Main) -> Self {
+    pub(super) fn new(main: M) -> Self {
         INode {
             main: AtomicPtr::new(pool::new_box(main).as_ptr()),
-            first: Main::default(),
+            first: M::default(),
         }
     }
 
     /// A new boxed I-node whose main node is `main`, kept in the I-node's own allocation.
-    fn boxed(main: Main) -> NonNull<INode> {
+    fn boxed(main: M) -> NonNull<INode<M>> {
         let inode = pool::new_box(INode {
             main: AtomicPtr::new(ptr::null_mut()),
             first: main,
@@ -94,13 +111,13 @@ impl INode {
 
     /// Whether `main` is this I-node's own first main node.
     #[inline]
-    fn is_first(&self, main: *const Main) -> bool {
+    fn is_first(&self, main: *const M) -> bool {
         ptr::eq(main, &self.first)
     }
 
     /// The current main node, valid while `pin` is held.
     #[inline]
-    pub(super) fn load<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g Main {
+    pub(super) fn load<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g M {
         // Acquire pairs with the Release of the successful `cas` (or the initialisation in
         // `new`, ordered by whatever published this I-node) that stored the pointer, so the main
         // node's fields and every node it points to are visible.
@@ -118,7 +135,7 @@ impl INode {
     /// the update `delta` describes. On success the old main node and the delta's stale arrays
     /// are retired; on failure `new` and the delta's fresh arrays are freed, and the caller
     /// reloads.
-    pub(super) fn cas(&self, current: &Main, new: Main, delta: Delta, pin: &Pin<'_>) -> bool {
+    pub(super) fn cas(&self, current: &M, new: M, delta: Delta, pin: &Pin<'_>) -> bool {
         self.swap(current, new, delta, None, pin)
     }
 
@@ -127,10 +144,10 @@ impl INode {
     /// and retired with its tombstone.
     pub(super) fn cas_unlinking(
         &self,
-        current: &Main,
-        new: Main,
+        current: &M,
+        new: M,
         delta: Delta,
-        (edge, child): (Edge<'_>, Child),
+        (edge, child): (M::Edge<'_>, Child<M>),
         pin: &Pin<'_>,
     ) -> bool {
         assert!(
@@ -145,10 +162,10 @@ impl INode {
     /// The CAS of [`cas`](Self::cas) and [`cas_unlinking`](Self::cas_unlinking).
     fn swap(
         &self,
-        current: &Main,
-        new: Main,
+        current: &M,
+        new: M,
         delta: Delta,
-        unlinked: Option<Child>,
+        unlinked: Option<Child<M>>,
         pin: &Pin<'_>,
     ) -> bool {
         let new = pool::new_box(new).as_ptr();
@@ -209,7 +226,7 @@ impl INode {
     }
 }
 
-impl Drop for INode {
+impl<M: Node> Drop for INode<M> {
     fn drop(&mut self) {
         let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
         if main.is_null() {
@@ -233,7 +250,7 @@ impl Drop for INode {
 
 /// Frees the shared arrays of the current main node of an I-node being freed (the current
 /// version owns them: see the module docs).
-fn free_arrays(main: &Main) {
+fn free_arrays<M: Node>(main: &M) {
     let mut arrays = Vec::new();
     main.for_each_array(&mut |array| arrays.push(array));
     for array in arrays {
@@ -279,7 +296,7 @@ pub(super) fn positions_in(bytes: u128, byte: u8) -> u32 {
 
 /// Frees the I-nodes of `pending` and everything linked below them, which the caller owns
 /// exclusively (no other thread can reach them, and no other owner frees them).
-fn free_subtrees(mut pending: Vec<Child>) {
+fn free_subtrees<M: Node>(mut pending: Vec<Child<M>>) {
     while let Some(child) = pending.pop() {
         // SAFETY: per this function's contract, `child` (and, by induction, every child of an
         // I-node it owns, each linked from exactly one current main node) is exclusively ours;
@@ -295,20 +312,42 @@ fn free_subtrees(mut pending: Vec<Child>) {
 
 /// A link from a main node to a child I-node: a pointer, not a reference count. See the module
 /// docs for who frees the I-node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Child(NonNull<INode>);
+pub(super) struct Child<M: Node>(NonNull<INode<M>>);
+
+// By hand: derived, they would ask the same of the main node.
+impl<M: Node> Clone for Child<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Node> Copy for Child<M> {}
+
+impl<M: Node> PartialEq for Child<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<M: Node> Eq for Child<M> {}
+
+impl<M: Node> std::fmt::Debug for Child<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Child").field(&self.0).finish()
+    }
+}
 
 // SAFETY: a `Child` is a shared pointer to an `INode`, which is `Sync` (one atomic pointer to an
 // immutable, `Send + Sync` main node); the protocol, not the thread holding the link, decides
 // when the I-node is freed.
-unsafe impl Send for Child {}
+unsafe impl<M: Node> Send for Child<M> {}
 // SAFETY: as for `Send`: sharing the link only shares `&INode` access.
-unsafe impl Sync for Child {}
+unsafe impl<M: Node> Sync for Child<M> {}
 
-impl Child {
+impl<M: Node> Child<M> {
     /// The I-node, valid while `pin` is held.
     #[inline]
-    pub(super) fn get<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g INode {
+    pub(super) fn get<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g INode<M> {
         // SAFETY: this link was read from a main node loaded under `pin` (or built by this
         // writer, under `pin`, from such links and its own fresh I-nodes). An I-node linked from
         // a main node that was current at some moment of the pin is freed only after the pin
@@ -320,43 +359,43 @@ impl Child {
 
     /// Whether this links `inode`.
     #[inline]
-    pub(super) fn is(self, inode: &INode) -> bool {
+    pub(super) fn is(self, inode: &INode<M>) -> bool {
         ptr::eq(self.0.as_ptr(), inode)
     }
 }
 
 /// A new I-node not yet linked into the trie, owning the chain of levels below it (their links
 /// were made by [`Fresh::into_child`]). Dropped unpublished, it frees the whole chain.
-pub(super) struct Fresh(Child);
+pub(super) struct Fresh<M: Node>(Child<M>);
 
-impl Fresh {
+impl<M: Node> Fresh<M> {
     /// A new I-node owning `main`.
-    pub(super) fn new(main: Main) -> Fresh {
+    pub(super) fn new(main: M) -> Fresh<M> {
         Fresh(Child(INode::boxed(main)))
     }
 
     /// A link to this I-node, for a main node under construction; this still owns it.
-    pub(super) fn child(&self) -> Child {
+    pub(super) fn child(&self) -> Child<M> {
         self.0
     }
 
     /// Gives up ownership: the main node the returned link is put in (a fresh one, itself
     /// owned by a `Fresh`, or one a successful CAS published) owns the I-node from now on.
-    pub(super) fn into_child(self) -> Child {
+    pub(super) fn into_child(self) -> Child<M> {
         let child = self.0;
         std::mem::forget(self);
         child
     }
 }
 
-impl Fresh {
+impl<M: Node> Fresh<M> {
     /// Gives up ownership after the CAS that linked this I-node into the trie succeeded.
     pub(super) fn publish(self) {
         std::mem::forget(self);
     }
 }
 
-impl Drop for Fresh {
+impl<M: Node> Drop for Fresh<M> {
     fn drop(&mut self) {
         // Never published, so ours alone, with the chain below it.
         free_subtrees(vec![self.0]);
@@ -366,12 +405,12 @@ impl Drop for Fresh {
 /// Where a matcher's retired main nodes go.
 #[derive(Default)]
 pub(super) struct Reclaim {
-    /// Under loom, retired nodes are kept until the matcher drops.
+    /// Under loom, retired main nodes are kept until the matcher drops.
     #[cfg(loom)]
-    retired: std::sync::Mutex<Vec<Owned<Main>>>,
+    retired: std::sync::Mutex<Vec<Box<dyn Send>>>,
     /// Under loom, unlinked I-nodes likewise.
     #[cfg(loom)]
-    retired_inodes: std::sync::Mutex<Vec<Owned<INode>>>,
+    retired_inodes: std::sync::Mutex<Vec<Box<dyn Send>>>,
     /// Under loom, retired shared arrays likewise.
     #[cfg(loom)]
     retired_arrays: std::sync::Mutex<Vec<Array>>,
@@ -443,7 +482,7 @@ impl Pin<'_> {
     /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
     /// threads pinning later), came from `pool::new_box`, is retired once, and the I-node, if
     /// any, is a tombstone (it links no child).
-    unsafe fn retire(&self, retired: Retired) {
+    unsafe fn retire<M: Node>(&self, retired: Retired<M>) {
         #[cfg(not(loom))]
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and everything retired may be dropped on any thread.
@@ -487,7 +526,10 @@ impl Pin<'_> {
                     let block = retired.as_ptr();
                     block.read().free();
                     // The `Retired` was moved out above: free the block without dropping it.
-                    pool::dealloc(retired.cast::<u8>(), std::alloc::Layout::new::<Retired>());
+                    pool::dealloc(
+                        retired.cast::<u8>(),
+                        std::alloc::Layout::new::<Retired<M>>(),
+                    );
                 }),
             }
         }
@@ -497,10 +539,14 @@ impl Pin<'_> {
             if !retired.main.is_null() {
                 // Freed when the matcher drops; non-null, checked above.
                 let main = Owned(NonNull::new(retired.main).expect("non-null"));
-                reclaim.retired.lock().unwrap().push(main);
+                reclaim.retired.lock().unwrap().push(Box::new(main));
             }
             if let Some(inode) = retired.inode {
-                reclaim.retired_inodes.lock().unwrap().push(Owned(inode));
+                reclaim
+                    .retired_inodes
+                    .lock()
+                    .unwrap()
+                    .push(Box::new(Owned(inode)));
             }
             reclaim
                 .retired_arrays
@@ -514,13 +560,13 @@ impl Pin<'_> {
 /// What one successful CAS unlinked: the replaced main node (null if it was its I-node's
 /// `first`, freed with the I-node), the unlinked tombstoned I-node of a contraction, the stale
 /// arrays of the update.
-struct Retired {
-    main: *mut Main,
-    inode: Option<NonNull<INode>>,
+struct Retired<M: Node> {
+    main: *mut M,
+    inode: Option<NonNull<INode<M>>>,
     arrays: SmallVec<[Array; 4]>,
 }
 
-impl Retired {
+impl<M: Node> Retired<M> {
     /// Frees everything.
     ///
     /// # Safety
@@ -796,7 +842,7 @@ impl Delta {
 
     /// For an update whose new version is dropped for a tombstone that replaces `current`:
     /// frees the fresh arrays now (never published) and makes every array of `current` stale.
-    pub(super) fn tombstoning(self, current: &Main) -> Delta {
+    pub(super) fn tombstoning<M: Node>(self, current: &M) -> Delta {
         self.discard();
         let mut stale = SmallVec::new();
         current.for_each_array(&mut |array| stale.push(array));
@@ -833,7 +879,7 @@ mod tests {
         // crossbeam-epoch keeps a deferred function of at most three words inline; more is
         // boxed (an allocation per retirement).
         assert_eq!(std::mem::size_of::<Array>(), 16);
-        assert!(std::mem::size_of::<(*mut super::Main, Option<Array>)>() <= 24);
+        assert!(std::mem::size_of::<(*mut u8, Option<Array>)>() <= 24);
     }
 
     #[test]

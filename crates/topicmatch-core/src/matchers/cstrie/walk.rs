@@ -22,8 +22,8 @@ use rustc_hash::FxHashSet;
 use super::cache::Cache;
 use super::front::{self, ProbeSink};
 use super::kids::Probe;
-use super::nodes::Main;
-use super::raw::{INode, Pin};
+use super::nodes::{INode, Main};
+use super::raw::Pin;
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
@@ -180,35 +180,38 @@ impl Rules for Nats {
     const DIALECT: Dialect = Dialect::Nats;
 }
 
-/// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
-/// With `first_only`, stops at the first subscriber found and returns whether there was one.
-#[inline(always)]
-#[allow(clippy::inline_always)] // into `lookup_into`, as before the cache's branch was added
-pub(super) fn lookup(
-    trie: &CsTrieMatcher,
-    topic: &str,
-    out: &mut Vec<SubscriberId>,
-    first_only: bool,
-) -> Result<bool> {
-    let pin = trie.reclaim.pin();
-    lookup_cached(trie, topic, out, first_only, &pin)
-}
-
-/// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
-///
-/// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
-pub(super) fn lookup_batch(
-    trie: &CsTrieMatcher,
-    topics: &[&str],
-    out: &mut Vec<SubscriberId>,
-    ends: &mut Vec<usize>,
-) -> Result<()> {
-    let pin = trie.reclaim.pin();
-    for topic in topics {
-        lookup_cached(trie, topic, out, false, &pin)?;
-        ends.push(out.len());
+impl CsTrieMatcher {
+    /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
+    /// With `first_only`, stops at the first subscriber found and returns whether there was
+    /// one.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // into `lookup_into`, as before the cache's branch was added
+    pub(super) fn walk_topic(
+        &self,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        first_only: bool,
+    ) -> Result<bool> {
+        let pin = self.reclaim.pin();
+        lookup_cached(self, topic, out, first_only, &pin)
     }
-    Ok(())
+
+    /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
+    ///
+    /// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
+    pub(super) fn walk_batch(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        let pin = self.reclaim.pin();
+        for topic in topics {
+            lookup_cached(self, topic, out, false, &pin)?;
+            ends.push(out.len());
+        }
+        Ok(())
+    }
 }
 
 /// [`lookup_pinned`], through the result cache if the trie has one.
@@ -254,7 +257,7 @@ fn through(
     Ok(found)
 }
 
-/// [`lookup`] under a pin the caller holds.
+/// [`CsTrieMatcher::walk_topic`] under a pin the caller holds.
 #[inline]
 fn lookup_pinned(
     trie: &CsTrieMatcher,
