@@ -8,10 +8,10 @@ use crate::matcher::{Config, Matcher};
 
 pub mod auto;
 pub mod cstrie;
-pub(crate) mod door;
 pub mod inverted_bitmap;
 pub mod naive;
 pub mod optimized_bitmap;
+pub(crate) mod shared;
 pub mod trie;
 
 /// The algorithms this build offers.

@@ -44,7 +44,7 @@ use super::kids::Key;
 use super::raw::slot::Slot;
 use super::raw::Pin;
 use crate::matcher::SubscriberId;
-use crate::matchers::door::Doorkeeper;
+use crate::matchers::shared::door::Doorkeeper;
 use crate::sync::{AtomicU64, Ordering};
 
 /// The most subscribers a cached result holds (8 KiB): bigger results are looked up each time.

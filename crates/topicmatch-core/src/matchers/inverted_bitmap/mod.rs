@@ -33,8 +33,10 @@ use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::matchers::door::Doorkeeper;
-use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Index, WordKey};
+use crate::matchers::shared::door::Doorkeeper;
+use crate::matchers::shared::level_index::{
+    ones, topic_hash, with_keys, Acc, Change, Index, WordKey,
+};
 use crate::pattern::{Pattern, Word};
 use crate::topic::parse_topic;
 use front::Front;
@@ -152,7 +154,7 @@ impl InvertedBitmapMatcher {
         index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
         out.extend_from_slice(&resolved);
         let ids = Ids::from_vec(resolved);
-        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+        let slots: RoaringBitmap = ones(&acc).collect();
         let shape = TopicShape::new(words.len(), keys.iter().map(|k| k.hash));
         self.rows
             .write()

@@ -3,10 +3,10 @@
 //! slots and a pattern already covered by one placed before it (`forex.*` covers `forex.eur`)
 //! is left out; evaluation runs left to right and stops at the first matching column.
 
-use super::index::Index;
-use super::levels::Levels;
-use super::shape::Shape;
 use crate::dialect::Dialect;
+use crate::matchers::shared::level_index::levels::Levels;
+use crate::matchers::shared::level_index::shape::Shape;
+use crate::matchers::shared::level_index::Index;
 use crate::pattern::{Pattern, Word};
 
 /// The filtering rows, valid for one generation of the index.

@@ -180,8 +180,8 @@ mod tests {
 
     use proptest::prelude::*;
 
+    use super::super::keys::WordKey;
     use super::*;
-    use crate::matchers::optimized_bitmap::keys::WordKey;
 
     proptest! {
         /// Inserts, removes and lookups agree with a `HashMap` through growth, collisions,

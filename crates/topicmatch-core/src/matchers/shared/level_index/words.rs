@@ -3,12 +3,13 @@
 //! [`parse_topic`](crate::topic::parse_topic), which decides validity and reports the exact
 //! error.
 
-use super::keys::{WordKey, PACKED_BYTES};
 use std::ops::Range;
 
+use super::keys::{keys_of, Keys, WordKey, PACKED_BYTES};
 use crate::dialect::Dialect;
+use crate::error::Result;
 use crate::matcher::Config;
-use crate::topic::{suspicious_bytes, INLINE_WORDS};
+use crate::topic::{parse_topic, suspicious_bytes, INLINE_WORDS};
 
 /// One pass over a topic's bytes for the fast paths: calls `word(range, packed)` for each word
 /// in order, the last included (`packed`: its first [`PACKED_BYTES`] bytes as a key). Returns
@@ -167,6 +168,24 @@ impl<'a> Split<'a> {
     pub(crate) fn keys(&self) -> &[WordKey] {
         &self.keys[..self.len]
     }
+}
+
+/// Validates `topic` and calls `f` with its words and their keys: split in one pass into fixed
+/// arrays when the topic is plainly valid, else by [`parse_topic`] (which reports the error).
+#[inline]
+pub(crate) fn with_keys<R>(
+    config: &Config,
+    topic: &str,
+    f: impl FnOnce(&[&str], &[WordKey]) -> R,
+) -> Result<R> {
+    let mut fast = Split::new();
+    if fast.fill(config, topic) {
+        return Ok(f(fast.words(), fast.keys()));
+    }
+    let words = parse_topic(config.dialect, &config.limits, topic)?;
+    let mut keys = Keys::new();
+    keys_of(&words, &mut keys);
+    Ok(f(&words, &keys))
 }
 
 #[cfg(test)]

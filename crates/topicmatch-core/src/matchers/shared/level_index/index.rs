@@ -10,8 +10,8 @@ use super::shape::Shape;
 use super::slots::Slots;
 use super::words::{Scan, Step};
 use crate::dialect::Dialect;
-use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
-use crate::matchers::trie::TrieMatcher;
+use crate::matcher::{dedup_tail, Config, SubscriberId};
+use crate::matchers::shared::word_trie::WordTrie;
 use crate::pattern::{Pattern, Word};
 
 /// What an insert or remove changed, for matchers that keep derived state (cached rows).
@@ -28,7 +28,7 @@ pub(crate) struct Index {
     config: Config,
     pub(crate) slots: Slots,
     pub(crate) levels: Levels,
-    complex: TrieMatcher,
+    complex: WordTrie,
     complex_live: usize,
     pub(crate) direct: Direct,
     /// Bumped by every change to the wildcard slots.
@@ -74,7 +74,7 @@ impl Index {
             config,
             slots: Slots::default(),
             levels: Levels::new(config.dialect),
-            complex: TrieMatcher::new(config),
+            complex: WordTrie::default(),
             complex_live: 0,
             direct: Direct::new(config.dialect),
             generation: 0,
@@ -152,7 +152,7 @@ impl Index {
             }
             let mut slots = Vec::new();
             self.complex
-                .lookup_into(topic, &mut slots)
+                .lookup(&self.config, topic, &mut slots, false)
                 .expect("topic already validated");
             for slot in slots {
                 bits::set(acc, slot as u32);
@@ -429,7 +429,7 @@ impl Index {
         self.complex_live > 0
             && self
                 .complex
-                .matches_any(topic)
+                .lookup(&self.config, topic, &mut Vec::new(), true)
                 .expect("topic already validated")
     }
 
@@ -448,8 +448,8 @@ impl Index {
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::words::with_keys;
     use super::*;
-    use crate::matchers::optimized_bitmap::with_keys;
 
     fn word() -> impl Strategy<Value = String> {
         prop_oneof![
