@@ -9,9 +9,10 @@
 //! `None`: the caller then takes the general path (`topic::plain_words`), which decides
 //! exactly and reports the error.
 
-use super::kids::{pack, Probe};
+use super::kids::Probe;
+use crate::bytes::pack;
 #[cfg(target_arch = "x86_64")]
-use super::raw::positions_in;
+use crate::bytes::positions_in;
 use crate::dialect::{Dialect, Limits};
 use crate::topic::suspicious_values;
 
@@ -31,7 +32,7 @@ fn positions(bytes: u128, byte: u8) -> u32 {
     #[cfg(target_arch = "x86_64")]
     return positions_in(bytes, byte);
     #[cfg(not(target_arch = "x86_64"))]
-    return super::kids::swar_positions(&bytes.to_le_bytes(), byte);
+    return crate::bytes::swar_positions(&bytes.to_le_bytes(), byte);
 }
 
 /// Hands `sink` the probes of `text`'s words, in order, and returns their number, if `text` is

@@ -17,9 +17,12 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::{Hamt, Placed};
-#[cfg(target_arch = "x86_64")]
-use super::raw::positions_of;
 use super::raw::{Array, Delta, LongWord, Packed};
+use crate::bytes::pack;
+#[cfg(target_arch = "x86_64")]
+use crate::bytes::positions_of;
+#[cfg(not(target_arch = "x86_64"))]
+use crate::bytes::swar_positions;
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -102,32 +105,6 @@ impl Key {
         let x = self.low ^ self.high.rotate_left(29);
         let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         h ^ (h >> 29)
-    }
-}
-
-/// The bytes of a word of at most 15 bytes as a little-endian integer, zero above them: loads
-/// of whole words (two overlapping ones for the tail) rather than a byte copy.
-#[inline]
-pub(super) fn pack(bytes: &[u8]) -> u128 {
-    let len = bytes.len();
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")));
-    if len >= 8 {
-        // The tail load ends at `len`; shifting drops the bytes the first load has.
-        let high = word(len - 8)
-            .checked_shr(((16 - len) * 8) as u32)
-            .unwrap_or(0);
-        u128::from(word(0)) | (u128::from(high) << 64)
-    } else if len >= 4 {
-        let high = half(len - 4) >> ((8 - len) * 8);
-        u128::from(half(0) | (high << 32))
-    } else if len > 0 {
-        // One to three bytes: the first, the middle and the last (some the same byte) cover
-        // them all without a loop.
-        let at = |i: usize| u64::from(bytes[i]) << (8 * i);
-        u128::from(at(0) | at(len / 2) | at(len - 1))
-    } else {
-        0
     }
 }
 
@@ -269,25 +246,6 @@ impl<C: Copy> Narrow<C> {
     fn candidates(&self, tag: u8) -> u32 {
         swar_positions(&self.tags, tag)
     }
-}
-
-/// The positions of `byte` among `bytes` as bits, without SIMD: the exact zero-byte test of
-/// `bytes ^ byte` over the 16 bytes at once (no false positives), its byte flags gathered
-/// into bits. (Compiled on `x86_64` too, where a test checks it against SSE2.)
-#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
-#[inline(always)]
-#[allow(clippy::inline_always)] // part of the lookup's inner loop
-pub(super) fn swar_positions(bytes: &[u8; NARROW], byte: u8) -> u32 {
-    const ONES: u128 = u128::MAX / 0xFF;
-    const LOW7: u128 = ONES * 0x7F;
-    let x = u128::from_le_bytes(*bytes) ^ (ONES * u128::from(byte));
-    let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
-    let mut bits = 0;
-    while zero != 0 {
-        bits |= 1 << (zero.trailing_zeros() / 8);
-        zero &= zero - 1;
-    }
-    bits
 }
 
 /// A topic word ready for child lookups: the word, its [`Key`] and its tag, computed once per
@@ -542,7 +500,8 @@ impl<C: Copy + Send + Sync> Kids<C> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{swar_positions, Key};
+    use super::Key;
+    use crate::bytes::swar_positions;
 
     #[test]
     fn tag_positions_are_the_same_with_and_without_simd() {
@@ -560,7 +519,11 @@ mod tests {
                 .fold(0u32, |bits, (i, _)| bits | 1 << i);
             assert_eq!(swar_positions(&bytes, byte), expected, "{byte:#x}");
             #[cfg(target_arch = "x86_64")]
-            assert_eq!(super::positions_of(&bytes, byte), expected, "{byte:#x}");
+            assert_eq!(
+                crate::bytes::positions_of(&bytes, byte),
+                expected,
+                "{byte:#x}"
+            );
             // A tag (top bit set) never matches the padding.
             if byte >= 0x80 {
                 assert_eq!(expected >> 13, 0);

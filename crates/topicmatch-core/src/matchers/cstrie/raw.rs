@@ -261,39 +261,6 @@ fn free_arrays<M: Node>(main: &M) {
     }
 }
 
-/// The positions of `byte` among `bytes` as bits (bit `i` set if `bytes[i] == byte`): one SSE2
-/// compare, for a narrow level's tags ([`super::kids`]; other targets scan them there).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-#[allow(clippy::inline_always)] // a handful of instructions in the lookup's inner loop
-pub(super) fn positions_of(bytes: &[u8; 16], byte: u8) -> u32 {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-    #[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)] // bit patterns, not numbers
-    // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics' target feature is present
-    // on every CPU this code runs on; the unaligned load reads exactly the 16 bytes of `bytes`,
-    // a live reference.
-    unsafe {
-        let v = _mm_loadu_si128(bytes.as_ptr().cast());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u32
-    }
-}
-
-/// [`positions_of`] for sixteen bytes held in a `u128` (little-endian): no round trip through
-/// memory, whose 16-byte load after two 8-byte stores the CPU could not forward.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-#[allow(clippy::inline_always)] // a handful of instructions in the lookup's front end
-pub(super) fn positions_in(bytes: u128, byte: u8) -> u32 {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x};
-    #[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)] // bit patterns, not numbers
-    // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics' target feature is present
-    // on every CPU this code runs on; no memory is read.
-    unsafe {
-        let v = _mm_set_epi64x((bytes >> 64) as i64, bytes as i64);
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u32
-    }
-}
-
 /// Frees the I-nodes of `pending` and everything linked below them, which the caller owns
 /// exclusively (no other thread can reach them, and no other owner frees them).
 fn free_subtrees<M: Node>(mut pending: Vec<Child<M>>) {
