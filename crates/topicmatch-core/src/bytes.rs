@@ -2,27 +2,38 @@
 //! among them, with one SSE2 compare on `x86_64` (part of its baseline) and SWAR elsewhere. The
 //! topic tokenizer and the CS-trie's narrow levels use them.
 
-/// The bytes of a word of at most 15 bytes as a little-endian integer, zero above them: loads
+/// The bytes of a word of at most 16 bytes as a little-endian integer, zero above them: loads
 /// of whole words (two overlapping ones for the tail) rather than a byte copy.
 #[inline]
 pub(crate) fn pack(bytes: &[u8]) -> u128 {
     let len = bytes.len();
+    if len < 8 {
+        return u128::from(pack_u64(bytes));
+    }
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    // The tail load ends at `len`; shifting drops the bytes the first load has.
+    let high = word(len - 8)
+        .checked_shr(((16 - len) * 8) as u32)
+        .unwrap_or(0);
+    u128::from(word(0)) | (u128::from(high) << 64)
+}
+
+/// [`pack`] of at most 8 bytes, into a `u64`.
+#[inline]
+pub(crate) fn pack_u64(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    debug_assert!(len <= 8);
     let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")));
     if len >= 8 {
-        // The tail load ends at `len`; shifting drops the bytes the first load has.
-        let high = word(len - 8)
-            .checked_shr(((16 - len) * 8) as u32)
-            .unwrap_or(0);
-        u128::from(word(0)) | (u128::from(high) << 64)
+        u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
     } else if len >= 4 {
         let high = half(len - 4) >> ((8 - len) * 8);
-        u128::from(half(0) | (high << 32))
+        half(0) | (high << 32)
     } else if len > 0 {
         // One to three bytes: the first, the middle and the last (some the same byte) cover
         // them all without a loop.
         let at = |i: usize| u64::from(bytes[i]) << (8 * i);
-        u128::from(at(0) | at(len / 2) | at(len - 1))
+        at(0) | at(len / 2) | at(len - 1)
     } else {
         0
     }

@@ -532,6 +532,22 @@ mod tests {
     }
 
     #[test]
+    fn a_word_keyed_from_its_topic_chunk_is_keyed_as_alone() {
+        // The tokenizer hands a word's bytes with whatever follows it in the topic.
+        let topic = b"0123456789abcdef.xyz";
+        for start in 0..topic.len() {
+            for end in start..topic.len().min(start + 15) {
+                let word = &topic[start..end];
+                let mut chunk = [0u8; 16];
+                let n = (topic.len() - start).min(16);
+                chunk[..n].copy_from_slice(&topic[start..start + n]);
+                let short = super::Probe::short(word, u128::from_le_bytes(chunk));
+                assert!(short.same_as(&super::Probe::of(word)), "{start}..{end}");
+            }
+        }
+    }
+
+    #[test]
     fn a_narrow_entry_is_half_a_cache_line() {
         // A label and a link (a non-null pointer, as `raw::Child` is).
         assert_eq!(std::mem::size_of::<super::Kid<std::ptr::NonNull<u8>>>(), 32);

@@ -52,7 +52,6 @@
 //! guarantees.
 
 mod cache;
-mod front;
 mod hamt;
 mod kids;
 mod nodes;

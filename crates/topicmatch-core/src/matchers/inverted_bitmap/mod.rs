@@ -9,7 +9,7 @@
 //! every cached row whose topic it matches, a removed one clears it, and only the rows touched
 //! re-resolve their subscribers; nothing is rebuilt. The row table is bounded
 //! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); once it
-//! is full a topic is admitted on its second sighting ([`door`](crate::matchers::door)), so a stream of unique topics
+//! is full a topic is admitted on its second sighting (`shared::door`), so a stream of unique topics
 //! costs one uncached per-level lookup each, neither evicting useful rows nor exhausting
 //! memory (until then every topic is admitted on its first: nothing is evicted).
 //!
@@ -105,7 +105,7 @@ impl InvertedBitmapMatcher {
 
     /// The locked path: the row of `topic` if cached; else its subscribers found as
     /// `optimized_bitmap` finds them, and its row compiled and cached while the table has
-    /// room, then only on a second sighting ([`door`](crate::matchers::door)): the doorkeeper guards the rows a
+    /// room, then only on a second sighting (`shared::door`): the doorkeeper guards the rows a
     /// newcomer would evict, and until the table is full there are none.
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
         let index = self.index.read();

@@ -2,7 +2,7 @@
 //! topic, so the index is sized by the words subscriptions use, not by the topics published
 //! ("Fast Topic Matching Algorithm Implementation For WSO2 Message Broker").
 //!
-//! The rows are the [level index](crate::matchers::shared::level_index), which looks topics
+//! The rows are the level index (`matchers::shared::level_index`), which looks topics
 //! up; this matcher adds, for `matches_any`, a separate, lazily rebuilt filter ([`filter`]).
 //!
 //! One read-write lock guards the index; lookups share it.

@@ -1,4 +1,4 @@
-//! The trie matcher: a word trie ([`word_trie`](crate::matchers::shared::word_trie)) behind
+//! The trie matcher: a word trie (`matchers::shared::word_trie`) behind
 //! one read-write lock, as RabbitMQ and ZeroMQ match.
 
 use parking_lot::RwLock;

@@ -10,7 +10,8 @@ use super::WordTrie;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, Config, SubscriberId};
-use crate::topic::{check_topic, split_words, INLINE_WORDS};
+use crate::topic::tokens::{self, Cursor, Step, Tokens};
+use crate::topic::{refused, INLINE_WORDS};
 
 /// A topic word no pattern uses: only wildcards can match it.
 const UNKNOWN: WordId = WordId::MAX;
@@ -24,6 +25,44 @@ thread_local! {
 }
 
 impl WordTrie {
+    /// The interned ids of `topic`'s words ([`UNKNOWN`] for a word no pattern uses), validated
+    /// and cut in one pass; an invalid topic's error is reported by the rules.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // the lookup's front end
+    fn topic_ids(&self, config: &Config, topic: &str) -> Result<SmallVec<[WordId; INLINE_WORDS]>> {
+        let mut ids = SmallVec::new();
+        let valid = match tokens::tokens(config.dialect, &config.limits, topic) {
+            Tokens::Tiny(cursor) => self.intern_all(cursor, &mut ids),
+            Tokens::Short(cursor) => self.intern_all(cursor, &mut ids),
+            Tokens::Long(cursor) => self.intern_all(cursor, &mut ids),
+        };
+        if !valid {
+            ids.clear();
+            for word in refused(config.dialect, &config.limits, topic)? {
+                ids.push(self.words.get(word).unwrap_or(UNKNOWN));
+            }
+        }
+        Ok(ids)
+    }
+
+    /// The interned ids of the words `cursor` hands out ([`UNKNOWN`] for a word no pattern
+    /// uses), into `ids`; false if the topic is invalid.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // the lookup's front end, once per cursor type
+    fn intern_all<'t>(
+        &self,
+        mut cursor: impl Cursor<'t>,
+        ids: &mut SmallVec<[WordId; INLINE_WORDS]>,
+    ) -> bool {
+        loop {
+            match cursor.step() {
+                Step::Word(token) => ids.push(self.words.get(token.text()).unwrap_or(UNKNOWN)),
+                Step::End => return true,
+                Step::Invalid => return false,
+            }
+        }
+    }
+
     /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
     /// With `first_only`, stops at the first subscriber found and returns whether there was one.
     pub(crate) fn lookup(
@@ -34,11 +73,7 @@ impl WordTrie {
         first_only: bool,
     ) -> Result<bool> {
         let dialect = config.dialect;
-        check_topic(dialect, &config.limits, topic)?;
-        let mut ids: SmallVec<[WordId; INLINE_WORDS]> = SmallVec::new();
-        for word in split_words(dialect, topic) {
-            ids.push(self.words.get(word).unwrap_or(UNKNOWN));
-        }
+        let ids = self.topic_ids(config, topic)?;
         let n = ids.len() as u32;
         // MQTT: the first level starts with `$` exactly when the topic does.
         let hide_root_wildcards = dialect == Dialect::Mqtt && topic.starts_with('$');
