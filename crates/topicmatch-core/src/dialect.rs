@@ -9,7 +9,8 @@ pub enum Dialect {
     Amqp,
     /// MQTT 3.1.1 / 5.0: `/` levels, `+` one level, `#` the parent and any children, last.
     Mqtt,
-    /// NATS subjects: `.` tokens, `*` one token, `>` one or more tokens, last.
+    /// NATS subjects: `.` tokens, `*` one token, `>` one or more tokens, last; no whitespace and
+    /// no U+0000 anywhere.
     Nats,
 }
 

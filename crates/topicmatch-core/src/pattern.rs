@@ -252,6 +252,13 @@ fn check_literal(dialect: Dialect, text: &str, index: usize, word: &str) -> Resu
                     index,
                     "subjects must not contain whitespace",
                 ))
+            } else if word.contains('\0') {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "subjects must not contain U+0000",
+                ))
             } else {
                 Ok(())
             }

@@ -83,6 +83,8 @@ fn check_words(dialect: Dialect, text: &str) -> Result<()> {
                     "a published subject must not contain a wildcard token"
                 } else if w.contains(NATS_WHITESPACE) {
                     "subjects must not contain whitespace"
+                } else if w.contains('\0') {
+                    "subjects must not contain U+0000"
                 } else {
                     continue;
                 };

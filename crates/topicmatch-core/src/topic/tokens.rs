@@ -133,9 +133,10 @@ pub(crate) const fn invalid_bytes(dialect: Dialect) -> &'static [u8] {
     }
 }
 
-/// The NATS bytes of [`invalid_bytes`]: whitespace.
-const NATS_INVALID: [u8; NATS_WHITESPACE.len()] = {
-    let mut bytes = [0; NATS_WHITESPACE.len()];
+/// The NATS bytes of [`invalid_bytes`]: whitespace, and U+0000 (nats-server's byte checks).
+const NATS_INVALID: [u8; NATS_WHITESPACE.len() + 1] = {
+    // The last byte stays 0: U+0000.
+    let mut bytes = [0; NATS_WHITESPACE.len() + 1];
     let mut i = 0;
     while i < NATS_WHITESPACE.len() {
         bytes[i] = NATS_WHITESPACE[i] as u8;
@@ -519,6 +520,7 @@ mod tests {
             (Dialect::Nats, "a.>"),
             (Dialect::Nats, "*"),
             (Dialect::Nats, "a b"),
+            (Dialect::Nats, "a\0b"),
         ] {
             let limits = Limits::for_dialect(dialect);
             assert!(
