@@ -40,7 +40,7 @@ pub enum Error {
         dialect: Dialect,
         /// The pattern, shortened if long.
         text: String,
-        /// Zero-based word (level, token) index at fault.
+        /// The index of the word (level, token) at fault, from 0; messages count from 1.
         word: usize,
         /// The rule broken, as a short sentence.
         rule: &'static str,
@@ -51,7 +51,7 @@ pub enum Error {
         dialect: Dialect,
         /// The topic, shortened if long.
         text: String,
-        /// Zero-based word (level, token) index at fault.
+        /// The index of the word (level, token) at fault, from 0; messages count from 1.
         word: usize,
         /// The rule broken, as a short sentence.
         rule: &'static str,
@@ -114,8 +114,9 @@ impl fmt::Display for Error {
                 rule,
             } => write!(
                 f,
-                "invalid {dialect} pattern {text:?}: {} {word}: {rule}",
-                dialect.word_name()
+                "invalid {dialect} pattern {text:?}: {} {}: {rule}",
+                dialect.word_name(),
+                word + 1
             ),
             Error::InvalidTopic {
                 dialect,
@@ -124,8 +125,9 @@ impl fmt::Display for Error {
                 rule,
             } => write!(
                 f,
-                "invalid {dialect} topic {text:?}: {} {word}: {rule}",
-                dialect.word_name()
+                "invalid {dialect} topic {text:?}: {} {}: {rule}",
+                dialect.word_name(),
+                word + 1
             ),
             Error::LimitExceeded { limit, max, actual } => {
                 write!(f, "limit exceeded: {} is {max}, got {actual}", limit.name())
