@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{engine, sorted};
+use common::{config, engine, sorted};
 use topicmatch_core::{Algorithm, Dialect, Engine, Error, Limit, Limits, Subscriber};
 
 #[test]
@@ -161,13 +161,14 @@ fn snapshot_restores_ids_and_subscribers() {
             .collect();
         m.unsubscribe(ids[3]);
         let snap = m.subscriptions();
-        let back = Engine::restore(m.dialect(), algorithm, m.limits(), &snap, m.next_id()).unwrap();
+        let same = config(m.dialect(), m.limits());
+        let back = Engine::restore_config(algorithm, same, &snap, &[], m.next_id()).unwrap();
         assert_eq!(back.subscriptions(), snap);
         assert_eq!(back.lookup("a.4.x").unwrap(), vec![Subscriber::Int(4)]);
         assert!(back.subscribe("new", &Subscriber::Int(0)).unwrap() > ids[9]);
         let mut clash = snap.clone();
         clash.push(snap[0].clone());
-        assert!(Engine::restore(m.dialect(), algorithm, m.limits(), &clash, 0).is_err());
+        assert!(Engine::restore_config(algorithm, same, &clash, &[], 0).is_err());
     }
 }
 

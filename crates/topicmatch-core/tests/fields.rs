@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{engine, sorted};
+use common::{config, engine, sorted};
 use topicmatch_core::fields::{
     Criterion, FieldMatcher, FieldSubscription, Filter, Message, Mode, Value, MAX_CRITERIA,
 };
@@ -358,30 +358,17 @@ fn where_filters_topic_subscriptions_in_every_algorithm() {
         let subs = m.subscriptions();
         let shown: Vec<_> = subs.iter().map(|sub| sub.subscriber.clone()).collect();
         assert_eq!(shown, vec![s("eur-desk"), s("big")]);
-        let back = Engine::restore_filtered(
-            m.dialect(),
-            algorithm,
-            m.limits(),
-            &subs,
-            &m.filters(),
-            m.next_id(),
-        )
-        .unwrap();
+        let same = config(m.dialect(), m.limits());
+        let back =
+            Engine::restore_config(algorithm, same, &subs, &m.filters(), m.next_id()).unwrap();
         assert_eq!(back.subscriptions(), subs);
         assert_eq!(back.filters(), m.filters());
         assert!(back.lookup("forex.spot").unwrap().is_empty());
         assert!(m.unsubscribe(id));
         assert_eq!(lookup("forex.spot", &eur_msg), vec![s("big")]);
         let orphan = vec![(12345, Arc::new(eur.clone()))];
-        assert!(Engine::restore_filtered(
-            Dialect::Amqp,
-            algorithm,
-            Limits::for_dialect(Dialect::Amqp),
-            &[],
-            &orphan,
-            1
-        )
-        .is_err());
+        let amqp = config(Dialect::Amqp, Limits::for_dialect(Dialect::Amqp));
+        assert!(Engine::restore_config(algorithm, amqp, &[], &orphan, 1).is_err());
     }
 }
 
@@ -409,7 +396,9 @@ fn where_respects_limits_and_pattern_errors() {
 fn where_subscriptions_refuse_an_exhausted_id_space() {
     let limits = Limits::for_dialect(Dialect::Amqp);
     for &algorithm in Algorithm::ALL {
-        let m = Engine::restore(Dialect::Amqp, algorithm, limits, &[], u64::MAX).unwrap();
+        let m =
+            Engine::restore_config(algorithm, config(Dialect::Amqp, limits), &[], &[], u64::MAX)
+                .unwrap();
         let eur = filter(&[("currency", eq("EUR"))], Mode::All);
         let err = m
             .subscribe_where("forex.*", &s("eur-desk"), &eur)
