@@ -1,5 +1,5 @@
-//! Content matching: the seeds' worked example, every criterion and mode, errors, ids,
-//! slot reuse, snapshots and `where=` on topic subscriptions.
+//! Content matching: the worked example of "Fast topic matching", every criterion and mode,
+//! errors, ids, slot reuse, snapshots and `where=` on topic subscriptions.
 
 mod common;
 
@@ -34,7 +34,8 @@ fn s(name: &str) -> Subscriber {
     Subscriber::from(name)
 }
 
-/// Seeds 000/001, "Field Matching Example": subscriptions 0..3 in `mode`.
+/// The "Field Matching Example" of "Fast topic matching" (and "High-speed message matching"):
+/// subscriptions 0..3 in `mode`.
 fn seed_matcher(mode: Mode) -> FieldMatcher {
     let fm = FieldMatcher::new();
     let subs: [&[(&str, Criterion)]; 4] = [
@@ -71,7 +72,7 @@ fn seed_worked_example_hits_and_results() {
     let and = seed_matcher(Mode::All);
     let or = seed_matcher(Mode::Any);
     let [a, b, c] = seed_messages();
-    // The seeds' "Hits" rows, zeros left out.
+    // The example's "Hits" rows, zeros left out.
     assert_eq!(and.hits(&a), vec![(s("2"), 1)]);
     assert_eq!(and.hits(&b), vec![(s("0"), 1), (s("3"), 1)]);
     assert_eq!(and.hits(&c), vec![(s("1"), 1), (s("2"), 2)]);

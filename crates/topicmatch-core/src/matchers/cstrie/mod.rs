@@ -1,5 +1,6 @@
 //! The CS-trie: a lock-free concurrent subscription trie in the style of the Ctrie (Prokopec,
-//! Bronson, Bagwell, Odersky, `PPoPP` 2012), as seed 003/004 proposes, without the seed's costs.
+//! Bronson, Bagwell, Odersky, `PPoPP` 2012), as "Fast Topic Matching" proposes, without the
+//! costs its implementation measures.
 //!
 //! # Structure
 //! Each trie level is an **I-node** ([`raw::INode`]): an atomic pointer to an immutable
@@ -15,7 +16,8 @@
 //! rebuilds only what the update touches: a bounded array, or the HAMT path (at most 16 nodes
 //! of at most 16 slots). So a level with 100,000 children or a pattern with 100,000
 //! subscribers costs O(log n) per insert, not O(n): neither the child map nor the subscriber
-//! set is copied whole, unlike the seed's Go CS-trie (and RabbitMQ's old one).
+//! set is copied whole, unlike the Go CS-trie of "Fast Topic Matching" (and RabbitMQ's old
+//! one).
 //!
 //! Words are compared through a 16-byte key ([`kids::Key`]): a word of up to 15 bytes is its
 //! own key, so a child is found by integer compares with no hashing and no pointer to follow;
@@ -70,7 +72,7 @@ use raw::{Delta, Pin, Reclaim};
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
 /// Fills `edges` (empty) with the edges of `pattern`, in place: a 640-byte inline vector is
-/// not worth returning (measured: the move was a `memcpy` of ~90 instructions per insert).
+/// not worth returning (measured: the move is a `memcpy` of ~90 instructions per insert).
 #[inline]
 fn edges_of<'p>(pattern: &'p Pattern, edges: &mut Edges<'p>) {
     for word in pattern.words() {

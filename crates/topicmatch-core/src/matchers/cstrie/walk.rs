@@ -185,7 +185,7 @@ impl CsTrieMatcher {
     /// With `first_only`, stops at the first subscriber found and returns whether there was
     /// one.
     #[inline(always)]
-    #[allow(clippy::inline_always)] // into `lookup_into`, as before the cache's branch was added
+    #[allow(clippy::inline_always)] // into `lookup_into`: the cache's branch adds no call
     pub(super) fn walk_topic(
         &self,
         topic: &str,
@@ -216,7 +216,7 @@ impl CsTrieMatcher {
 
 /// [`lookup_pinned`], through the result cache if the trie has one.
 #[inline(always)]
-#[allow(clippy::inline_always)] // once per lookup: the uncached path stays as it was
+#[allow(clippy::inline_always)] // once per lookup: the uncached path makes no call
 fn lookup_cached(
     trie: &CsTrieMatcher,
     topic: &str,

@@ -1,7 +1,8 @@
-//! Filtering mode (seed 001): does anything match? A second set of level rows over the wildcard
-//! patterns, rebuilt lazily after a change, where the most general patterns take the leftmost
-//! slots and a pattern already covered by one placed before it (`forex.*` covers `forex.eur`)
-//! is left out; evaluation runs left to right and stops at the first matching column.
+//! Filtering mode ("High-speed message matching"): does anything match? A second set of level
+//! rows over the wildcard patterns, rebuilt lazily after a change, where the most general
+//! patterns take the leftmost slots and a pattern already covered by one placed before it
+//! (`forex.*` covers `forex.eur`) is left out; evaluation runs left to right and stops at the
+//! first matching column.
 
 use crate::dialect::Dialect;
 use crate::matchers::shared::level_index::levels::Levels;

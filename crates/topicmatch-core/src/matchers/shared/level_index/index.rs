@@ -37,7 +37,7 @@ pub(crate) struct Index {
 }
 
 /// `out.extend_from_slice(subs)` without a `memmove` call for the one or two ids a topic or
-/// slot usually has (measured: the call was ~5% of an ftm lookup).
+/// slot usually has (measured: the call costs ~5% of an ftm lookup).
 #[allow(clippy::inline_always)] // a call here would cost what it saves
 #[inline(always)]
 pub(crate) fn append(out: &mut Vec<SubscriberId>, subs: &[SubscriberId]) {
@@ -163,7 +163,7 @@ impl Index {
 
     /// [`resolve`](Self::resolve), always inlined: the one-pass small lookup calls it once
     /// per topic, and out of line its call, spills and the iterator adapters of
-    /// [`bits::ones`] were about a tenth of an ftm lookup's instructions (measured with
+    /// [`bits::ones`] cost about a tenth of an ftm lookup's instructions (measured with
     /// callgrind).
     #[allow(clippy::inline_always)]
     #[inline(always)]

@@ -1,7 +1,8 @@
 //! The level index: wildcard patterns as bitmap columns in one set of rows per topic level,
-//! looked up by a bitwise AND of one row per topic word ("Fast Topic Matching Algorithm Implementation
-//! For WSO2 Message Broker"; "High-speed message matching"). `optimized_bitmap` answers every
-//! lookup with it; `inverted_bitmap` compiles the row of each topic it caches with it.
+//! looked up by a bitwise AND of one row per topic word ("High-speed message matching"; "Fast
+//! Topic Matching Algorithm Implementation For WSO2 Message Broker"). `optimized_bitmap`
+//! answers every lookup with it; `inverted_bitmap` compiles the row of each topic it caches
+//! with it.
 //!
 //! - Direct (wildcard-free) subscriptions live in one hash map keyed by topic (as WSO2 and
 //!   EMQX do, [`direct`]); only wildcard patterns take a bitmap column ([`slots`]), freed
