@@ -125,7 +125,7 @@ impl<'t> Cursor<'t> for Tokens<'t> {
 
 /// The bytes that make a topic of `dialect` invalid wherever they are (besides the rules on
 /// whole words, which the cursors check word by word).
-pub(crate) const fn invalid_bytes(dialect: Dialect) -> &'static [u8] {
+const fn invalid_bytes(dialect: Dialect) -> &'static [u8] {
     match dialect {
         Dialect::Amqp => b"",
         Dialect::Mqtt => b"+#\0",
