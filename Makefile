@@ -9,7 +9,7 @@ PIP := $(PY) -m pip
 WHEEL_STAMP := $(VENV)/.wheel-stamp
 DEPS_STAMP := $(VENV)/.deps-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
-PY_SOURCES := $(shell find python -type f) pyproject.toml README.md
+PY_SOURCES := $(shell find python -type f) pyproject.toml README.md LICENSE-MIT LICENSE-APACHE
 EXTRAS ?= test,spark,bench
 
 .PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench bench-py bench-spark loom valgrind asan
@@ -34,10 +34,10 @@ $(WHEEL_STAMP): $(DEPS_STAMP) $(RUST_SOURCES) $(PY_SOURCES)
 
 setup: $(WHEEL_STAMP) ## Create the virtualenv, build the release wheel, install it and its dependencies
 
-run: setup ## Set up, then run the main job on Spark local mode (the seed5 demo) into target/route-out
-	$(VENV)/bin/topicmatch route --dialect mqtt --master 'local[*]' --out target/route-out
+run: setup ## Set up, then run the demo job on Spark local mode (200,000 generated topics against 200 generated patterns) into target/route-out
+	$(VENV)/bin/topicmatch route --demo --dialect mqtt --master 'local[*]' --out target/route-out
 
-test: setup cargo-test fuzz-smoke pytest ## Set up, then run every test (cargo test, fuzz smoke run, pytest)
+test: setup cargo-test fuzz-smoke pytest ## Set up, then run every test (cargo test, fuzz smoke run with cargo-fuzz installed into target/tools, pytest)
 
 cargo-test: ## Rust tests of the whole workspace
 	cargo test --workspace --quiet
@@ -74,20 +74,28 @@ FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 15
 CHURN_PATTERNS ?= 2000000
 
-fuzz-tools: ## Install cargo-fuzz from crates.io if missing
-	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+# cargo-fuzz goes into the project's own target/tools (FUZZ_TOOLS=DIR puts it elsewhere), not
+# into ~/.cargo; `make clean` removes it.
+FUZZ_TOOLS ?= $(CURDIR)/target/tools
+CARGO_FUZZ := $(FUZZ_TOOLS)/bin/cargo-fuzz
+
+fuzz-tools: $(CARGO_FUZZ) ## Install cargo-fuzz from crates.io into target/tools (FUZZ_TOOLS) if missing, not globally
+
+$(CARGO_FUZZ):
+	@echo "installing cargo-fuzz into $(FUZZ_TOOLS) (once; not into ~/.cargo)"
+	cargo install --quiet --root $(FUZZ_TOOLS) cargo-fuzz --locked
 
 fuzz: fuzz-tools ## Run each cargo-fuzz target for FUZZ_SECONDS (default 300) and print its figures
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p fuzz/corpus/$$t target; \
 	  echo "fuzz $$t for $(FUZZ_SECONDS) s"; \
-	  RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz $$t fuzz/corpus/$$t fuzz/regressions/$$t -- \
+	  PATH="$(FUZZ_TOOLS)/bin:$$PATH" RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz $$t fuzz/corpus/$$t fuzz/regressions/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 > target/fuzz-$$t.log 2>&1 \
 	    || { tail -40 target/fuzz-$$t.log; exit 1; }; \
 	  grep -E '^Done|number_of_executed_units|corpus' target/fuzz-$$t.log | tail -3; \
 	done
 
-fuzz-smoke: ## A short fuzz run of every target (FUZZ_SMOKE_SECONDS each), part of `make test`
+fuzz-smoke: ## A short fuzz run of every target (FUZZ_SMOKE_SECONDS each; installs cargo-fuzz into target/tools), part of `make test`
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
 
 churn: ## CHURN_PATTERNS (default 2M) subscribe+unsubscribe per algorithm; prints RSS before/after

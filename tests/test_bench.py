@@ -78,6 +78,51 @@ def test_plots_are_pngs(tiny_run: tuple[list[dict[str, Any]], Path, str]) -> Non
         assert data.startswith(PNG_MAGIC) and len(data) > 5_000
 
 
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from topicmatch.bench import plots
+    from topicmatch.bench.records import Record
+
+    return plots.figures([Record.from_json(row) for row in rows], 2)
+
+
+def test_the_latency_plot_has_a_panel_per_target_and_a_short_legend(
+    tiny_run: tuple[list[dict[str, Any]], Path, str],
+) -> None:
+    import matplotlib.pyplot as plt
+
+    rows, _, _ = tiny_run
+    targets = {r["algorithm"] for r in rows if r["metric"].startswith("latency@")}
+    rates = {r["metric"].split("@")[1].split("+")[0] for r in rows
+             if r["metric"].startswith("latency@")}
+    fig = _figures(rows)["latency"]
+    try:
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert sorted(ax.get_title() for ax in panels) == sorted(targets)
+        for ax in panels:
+            styles = [(line.get_color(), line.get_linestyle()) for line in ax.get_lines()]
+            assert len(styles) == len(set(styles)) == 3 * len(rates), ax.get_title()
+        entries = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+        assert len(entries) == len(rates) + 3
+    finally:
+        plt.close("all")
+
+
+def test_the_scale_legend_covers_no_line(
+    tiny_run: tuple[list[dict[str, Any]], Path, str],
+) -> None:
+    import matplotlib.pyplot as plt
+
+    rows, _, _ = tiny_run
+    fig = _figures(rows)["scale"]
+    try:
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        legend = ax.get_legend().get_window_extent()
+        assert not legend.overlaps(ax.get_window_extent()), "the legend sits beside the axes"
+    finally:
+        plt.close("all")
+
+
 def test_a_saved_run_replots(tiny_run: tuple[list[dict[str, Any]], Path, str],
                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows, _, printed = tiny_run

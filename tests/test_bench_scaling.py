@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from topicmatch.bench import scaling
+from topicmatch.bench import fanout, scaling
 from topicmatch.workloads import ftm_messages
 
 
@@ -36,3 +36,35 @@ def test_a_batch_larger_than_the_workload_is_refused() -> None:
     m = scaling.loaded("trie")
     with pytest.raises(ValueError, match="fewer than 100 topics"):
         scaling.measure(m, ["a.b"] * 10, 100, (1,), 1, 0.001)
+
+
+def test_every_call_is_measured() -> None:
+    topics = ftm_messages()[:400]
+    results = scaling.scaling(["cstrie"], batches=(100,), threads=(2,), repeats=1,
+                              seconds=0.001, topics=topics, calls=scaling.CALLS)
+    assert [s.call for s in results] == list(scaling.CALLS)
+    for s in results:
+        assert all(rate > 0 for rate in s.rates.values())
+        assert s.records()[0].metric == f"{s.call}[100]@1t"
+    with pytest.raises(ValueError, match="unknown call"):
+        scaling.scaling(["cstrie"], calls=("lookup_fast",), topics=topics)
+
+
+@pytest.mark.parametrize("shape", fanout.SHAPES)
+def test_fanout_workloads_have_hundreds_of_subscribers_per_topic(shape: str) -> None:
+    import topicmatch as tm
+
+    distinct, few = fanout.workload(shape, "distinct"), fanout.workload(shape, "few")
+    assert distinct.topics == few.topics
+    assert [f for f, _ in distinct.subscriptions] == [f for f, _ in few.subscriptions]
+    m = tm.Matcher("mqtt", "trie")
+    for text, subscriber in distinct.subscriptions:
+        m.subscribe(text, subscriber)
+    sample = distinct.topics[:20]
+    per_topic = [len(m.lookup(t)) for t in sample]
+    assert min(per_topic) >= 250
+    # The oracle agrees on a few topics.
+    for topic in sample[:3]:
+        want = {s for f, s in distinct.subscriptions if tm.matches(f, topic, "mqtt")}
+        assert set(m.lookup(topic)) == want
+    assert len({s for _, s in few.subscriptions}) == fanout.FEW

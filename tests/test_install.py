@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,21 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+def test_the_wheel_carries_its_licenses_and_log_configuration() -> None:
+    wheel = sorted((ROOT / "target" / "wheels").glob("topicmatch-*.whl"))[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        fields = archive.read(metadata).decode().splitlines()
+    info = metadata.rsplit("/", 1)[0]
+    for license_file in ("LICENSE-MIT", "LICENSE-APACHE"):
+        assert f"{info}/licenses/{license_file}" in names
+        assert f"License-File: {license_file}" in fields
+        assert (ROOT / license_file).is_file()
+    assert "License-Expression: MIT OR Apache-2.0" in fields
+    assert "topicmatch/spark/log4j2.properties" in names
+
+
 def _run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(python), *args], cwd=cwd, capture_output=True, text=True,
                           check=False, timeout=120)
@@ -46,7 +62,7 @@ def test_the_wheel_ships_the_ftm_workload(bare_python: Path, tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("command", "extra"), [
     (["bench", "--quick"], "bench"),
-    (["route", "--dialect", "mqtt", "--master", "local[1]"], "spark"),
+    (["route", "--dialect", "mqtt", "--demo", "--master", "local[1]"], "spark"),
 ])
 def test_a_command_without_its_extra_says_what_to_install(
     bare_python: Path, tmp_path: Path, command: list[str], extra: str

@@ -1,7 +1,7 @@
 """What `lookup_many` does around its GIL release: it copies the topics before releasing it
 (so another thread mutating the input cannot harm it), pauses the cyclic GC only while it
-builds the rows, and releases a departed subscriber's cached object once no batch can still
-be reading it."""
+builds the rows, and releases a departed subscriber's object (in the matcher's object table)
+once no batch can still be reading it."""
 
 from __future__ import annotations
 

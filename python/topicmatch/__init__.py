@@ -11,6 +11,7 @@
 from topicmatch._native import (
     ALGORITHMS,
     DIALECTS,
+    ArrowArray,
     PRESENT,
     Comparison,
     FieldMatcher,
@@ -30,6 +31,7 @@ from topicmatch._native import (
 
 __all__ = [
     "ALGORITHMS",
+    "ArrowArray",
     "DIALECTS",
     "PRESENT",
     "Comparison",

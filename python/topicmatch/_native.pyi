@@ -1,7 +1,7 @@
 """Type stubs of the compiled module (checked against it by mypy.stubtest)."""
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal, TypeAlias, final
+from typing import Any, Final, Literal, Protocol, TypeAlias, final, overload
 
 ALGORITHMS: Final[tuple[str, ...]]
 DIALECTS: Final[tuple[str, ...]]
@@ -22,8 +22,17 @@ _Criteria: TypeAlias = Mapping[str, _Criterion]
 _Mode: TypeAlias = Literal["all", "any"] | int
 _Fields: TypeAlias = Mapping[str, object]
 
+class _ArrowArrayExportable(Protocol):
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
+
+class _ArrowStreamExportable(Protocol):
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+_ArrowStrings: TypeAlias = _ArrowArrayExportable | _ArrowStreamExportable
+
 __all__ = [
     "ALGORITHMS",
+    "ArrowArray",
     "Comparison",
     "DIALECTS",
     "FieldMatcher",
@@ -39,7 +48,6 @@ __all__ = [
     "_panic_for_tests",
     "_restore_field_matcher",
     "_restore_matcher",
-    "_route_arrow",
     "ge",
     "gt",
     "le",
@@ -86,11 +94,28 @@ class Matcher:
     def lookup_many(
         self, topics: Iterable[str], fields: Iterable[_Fields | None] | None = None
     ) -> list[list[_Subscriber]]: ...
+    @overload
+    def lookup_arrow(self, topics: _ArrowStrings, *, errors: Literal[False] = False) -> ArrowArray: ...
+    @overload
+    def lookup_arrow(
+        self, topics: _ArrowStrings, *, errors: Literal[True]
+    ) -> tuple[ArrowArray, ArrowArray]: ...
+    @overload
+    def lookup_arrow(
+        self, topics: _ArrowStrings, *, errors: bool
+    ) -> ArrowArray | tuple[ArrowArray, ArrowArray]: ...
+    def subscriber_table(self) -> list[_Subscriber | None]: ...
     def matches_any(self, topic: str, fields: _Fields | None = None) -> bool: ...
     def subscriptions(self) -> list[tuple[int, str, _Subscriber]]: ...
     def filters(self) -> list[tuple[int, dict[str, _Criterion], _Mode]]: ...
     def __len__(self) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
+
+@final
+class ArrowArray:
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]: ...
+    def __arrow_c_schema__(self) -> object: ...
+    def __len__(self) -> int: ...
 
 @final
 class Present:
@@ -142,13 +167,3 @@ def _restore_field_matcher(
     next_id: int,
 ) -> FieldMatcher: ...
 def _panic_for_tests(release_gil: bool) -> None: ...
-def _route_arrow(
-    matcher: Matcher,
-    length: int,
-    offset: int,
-    validity: Any | None,
-    offsets: Any,
-    data: Any | None,
-    large: bool,
-    keep_unmatched: bool,
-) -> tuple[int, bytes, bytes | None, bytes, bytes | None, bytes, bytes]: ...

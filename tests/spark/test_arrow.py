@@ -1,4 +1,5 @@
-"""The native batch call: Arrow string arrays in, flat (row, subscriber, error) arrays out."""
+"""The executor's batch call: Arrow string arrays in (``Matcher.lookup_arrow``), flat (row,
+subscriber, error) arrays out."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import pyarrow as pa
 import pytest
 
 import topicmatch as tm
-from topicmatch._native import _route_arrow
 from topicmatch.spark._arrow import route_array
 
 
@@ -93,28 +93,19 @@ def test_rejects_str_subscribers_and_other_types() -> None:
     with pytest.raises(TypeError, match="ints"):
         route_array(m, pa.array(["a"]))
     with pytest.raises(TypeError, match="string"):
-        route_array(m, pa.array([1, 2]))
+        m.lookup_arrow(pa.array([1, 2]))
+    with pytest.raises(TypeError, match="Arrow string array"):
+        m.lookup_arrow(["a", "b"])  # type: ignore[arg-type]
 
 
-def test_malformed_buffers_raise(matcher: tm.Matcher) -> None:
-    good = pa.array(["a/b", "b/c"])
-    validity, offsets, data = good.buffers()
-    too_far = pa.py_buffer(pa.array([0, 3, 99], type=pa.int32()).buffers()[1])
-    decreasing = pa.py_buffer(pa.array([0, 3, 1], type=pa.int32()).buffers()[1])
-    negative = pa.py_buffer(pa.array([-1, 3, 6], type=pa.int32()).buffers()[1])
-    for bad, reason in [(too_far, "past the end"), (decreasing, "decreasing"),
-                        (negative, "negative")]:
-        with pytest.raises(ValueError, match=reason):
-            _route_arrow(matcher, 2, 0, None, bad, data, False, False)
-    with pytest.raises(ValueError, match="offsets buffer"):
-        _route_arrow(matcher, 3, 0, None, offsets, data, False, False)
-    with pytest.raises(ValueError, match="offsets buffer"):
-        _route_arrow(matcher, 1, 2, None, offsets, data, False, False)
-    with pytest.raises(ValueError, match="offsets buffer"):
-        _route_arrow(matcher, 2, 0, None, offsets, data, True, False)
-    with pytest.raises(ValueError, match="validity"):
-        _route_arrow(matcher, 2, 0, b"", offsets, data, False, False)
-    bad_utf8 = _route_arrow(matcher, 1, 0, None, pa.py_buffer(b"\0\0\0\0\2\0\0\0"), b"\xff\xfe",
-                            False, False)
-    assert bad_utf8[0] == 1 and bad_utf8[6] == b"the topic is not valid UTF-8"
-    assert _route_arrow(matcher, 2, 0, validity, offsets, data, False, False)[0] == 3
+def test_malformed_arrays_raise(matcher: tm.Matcher) -> None:
+    # pyarrow checks the offsets of a hand-made array but not its text: bytes that are not
+    # UTF-8 reach the C Data Interface, and are refused before any topic is read.
+    not_utf8 = pa.Array.from_buffers(
+        pa.string(), 2,
+        [None, pa.py_buffer(b"\0\0\0\0\3\0\0\0\5\0\0\0"), pa.py_buffer(b"a/b\xff\xfe")],
+    )
+    with pytest.raises(ValueError, match="malformed Arrow string array.*(utf|UTF)"):
+        matcher.lookup_arrow(not_utf8)
+    with pytest.raises(ValueError, match="malformed Arrow string array"):
+        route_array(matcher, not_utf8)

@@ -59,10 +59,13 @@ def test_route_demo_with_sql_baseline(spark: SparkSession, tmp_path: Path,
     outs = {}
     for algorithm in ("auto", "sql-baseline"):
         out = tmp_path / algorithm
-        assert cli.main(["route", "--dialect", "mqtt", "--demo-messages", "1000", "--demo-subscriptions", "50",
-                         "--algorithm", algorithm, "--out", str(out), "--master", "local[2]"]) == 0
+        assert cli.main(["route", "--dialect", "mqtt", "--demo", "--demo-messages", "1000",
+                         "--demo-subscriptions", "50", "--algorithm", algorithm,
+                         "--out", str(out), "--master", "local[2]"]) == 0
         printed = capsys.readouterr().out
-        assert "messages 1,000" in printed and "seed5 demo" in printed
+        assert "messages 1,000" in printed
+        assert ("routed a generated demo: 1,000 random five-level topics against 50 generated "
+                "patterns (mqtt, ") in printed
         outs[algorithm] = sorted(
             (r["id"], r["subscriber"]) for r in spark.read.parquet(str(out)).collect()
         )
@@ -72,11 +75,35 @@ def test_route_demo_with_sql_baseline(spark: SparkSession, tmp_path: Path,
 
 def test_route_rejects_invalid_subscriptions(spark: SparkSession, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
+    messages = write_table(MESSAGES, tmp_path / "msgs", "jsonl")
     subs = write_table([{"pattern": "a/#/b", "subscriber": "x"}], tmp_path / "subs", "jsonl")
-    code = cli.main(["route", "--dialect", "mqtt", "--subscriptions", str(subs),
-                     "--demo-messages", "10", "--out", str(tmp_path / "out")])
+    code = cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(tmp_path / "out")])
     assert code == 2
-    assert "1 invalid mqtt subscription(s)" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "1 invalid mqtt subscription(s)" in captured.err and captured.out == ""
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("messages_fmt", "extra", "problem"), [
+    # A CSV file read as Parquet: Spark cannot read it.
+    ("csv", ["--input-format", "parquet"], "--messages {messages}: [FAILED_READ_FILE"),
+    ("parquet", ["--topic-col", "subject"], "the messages have no column 'subject'"),
+    ("parquet", ["--pattern-col", "filter"], "the subscriptions have no column 'filter'"),
+])
+def test_route_input_errors_are_one_line(spark: SparkSession, tmp_path: Path, messages_fmt: str,
+                                         extra: list[str], problem: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    messages = write_table(MESSAGES, tmp_path / "msgs", messages_fmt)
+    subs = write_table(SUBSCRIPTIONS, tmp_path / "subs", "parquet")
+    code = cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(tmp_path / "out"), *extra])
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert captured.err.startswith("topicmatch route: ")
+    assert problem.format(messages=messages) in captured.err
     assert not (tmp_path / "out").exists()
 
 
@@ -85,9 +112,9 @@ def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
     outs = {}
     for extra in ([], ["--cache-capacity", "256"]):
         out = tmp_path / ("cached" if extra else "plain")
-        assert cli.main(["route", "--dialect", "mqtt", "--demo-messages", "1000", "--demo-subscriptions", "50",
-                         "--algorithm", "cstrie", *extra, "--out", str(out),
-                         "--master", "local[2]"]) == 0
+        assert cli.main(["route", "--dialect", "mqtt", "--demo", "--demo-messages", "1000",
+                         "--demo-subscriptions", "50", "--algorithm", "cstrie", *extra,
+                         "--out", str(out), "--master", "local[2]"]) == 0
         printed = capsys.readouterr().out
         assert ("cstrie, cache 256," in printed) == bool(extra), printed
         outs[bool(extra)] = sorted(
@@ -104,8 +131,24 @@ def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
 def test_route_refuses_a_cache_before_starting(tmp_path: Path, algorithm: str, capacity: str,
                                                refusal: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["route", "--dialect", "mqtt", "--algorithm", algorithm, "--cache-capacity", capacity,
-                     "--demo-messages", "10", "--out", str(tmp_path / "out")])
+    code = cli.main(["route", "--dialect", "mqtt", "--algorithm", algorithm,
+                     "--cache-capacity", capacity, "--demo", "--demo-messages", "10",
+                     "--out", str(tmp_path / "out")])
     assert code == 2
-    assert refusal in capsys.readouterr().out
+    assert refusal in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_job_that_fails_once_started_is_one_line(spark: SparkSession, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    messages = write_table(MESSAGES, tmp_path / "msgs", "parquet")
+    subs = write_table(SUBSCRIPTIONS, tmp_path / "subs", "parquet")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    code = cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(blocker / "out")])
+    captured = capsys.readouterr()
+    assert code == 1, captured
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert captured.err.startswith("topicmatch route: the Spark job failed: ")
+    assert "--spark-log ERROR shows Spark's log" in captured.err

@@ -1,11 +1,15 @@
 //! The `Matcher` trait: the contract every algorithm keeps.
 
+use std::cell::RefCell;
+
 use crate::dialect::{Dialect, Limits};
 use crate::error::Result;
 use crate::pattern::Pattern;
 
 /// An interned subscriber. The core never sees Python objects, only these ids; the
-/// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are never reused.
+/// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are dense (from
+/// 0 up) and reused only once no lookup pinned when their subscriber left can still see them
+/// (see the registry's docs).
 pub type SubscriberId = u64;
 
 /// The id of one subscription: what [`Engine::subscribe`](crate::Engine::subscribe) returns
@@ -96,9 +100,73 @@ pub trait Matcher: Send + Sync {
     }
 }
 
-/// Sorts and removes duplicates from `out[start..]`: the shared tail step of algorithms whose
-/// walk can reach one subscriber through several patterns.
+/// Ids below this are de-duplicated by a stamp array indexed by id (the registry's ids are
+/// dense); larger ones (the engine's synthetic ids of filtered subscriptions) by a sort.
+const STAMPED_IDS: SubscriberId = 1 << 24;
+
+/// Per-thread de-duplication stamps: `marks[id] == generation` when `id` was seen in the
+/// current call. One generation per call, so nothing is cleared between calls.
+struct Stamps {
+    generation: u32,
+    marks: Vec<u32>,
+}
+
+thread_local! {
+    static STAMPS: RefCell<Stamps> = const {
+        RefCell::new(Stamps { generation: 0, marks: Vec::new() })
+    };
+}
+
+/// Removes duplicates from `out[start..]`, keeping each id's first occurrence in place: the
+/// shared tail step of algorithms whose walk can reach one subscriber through several
+/// patterns. One array read and write per id (a stamp in a per-thread array as long as the
+/// largest id seen, at most 64 MiB), no hashing and no sort.
 pub fn dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
+    if out.len() - start < 2 {
+        return;
+    }
+    let sparse = STAMPS.with(|stamps| stamps.borrow_mut().keep_first(out, start));
+    if sparse {
+        sort_dedup_tail(out, start);
+    }
+}
+
+impl Stamps {
+    /// Drops every repeated stamped id from `out[start..]`; whether an id too large to stamp
+    /// was kept (the caller then sorts).
+    fn keep_first(&mut self, out: &mut Vec<SubscriberId>, start: usize) -> bool {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.marks.fill(0);
+            self.generation = 1;
+        }
+        let generation = self.generation;
+        let mut sparse = false;
+        let mut kept = start;
+        for i in start..out.len() {
+            let id = out[i];
+            if id < STAMPED_IDS {
+                let at = id as usize;
+                if at >= self.marks.len() {
+                    self.marks.resize((at + 1).next_power_of_two(), 0);
+                }
+                if self.marks[at] == generation {
+                    continue;
+                }
+                self.marks[at] = generation;
+            } else {
+                sparse = true;
+            }
+            out[kept] = id;
+            kept += 1;
+        }
+        out.truncate(kept);
+        sparse
+    }
+}
+
+/// Sorts and removes duplicates from `out[start..]`.
+fn sort_dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
     let tail = &mut out[start..];
     if tail.len() < 2 {
         return;

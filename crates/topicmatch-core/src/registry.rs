@@ -1,5 +1,16 @@
-//! The subscriber registry: subscriber values (ints or strings) interned to ids.
+//! The subscriber registry: subscriber values (ints or strings) interned to dense ids.
+//!
+//! Ids are small integers, from 0 up, so that what sits beside a subscriber (a binding's
+//! object for it, a lookup's de-duplication stamp) lives in a plain array indexed by its id.
+//! The id of a subscriber that left is reused, but only once every thread pinned to the epoch
+//! collector (`crossbeam_epoch::pin`) at the moment it left has unpinned: a lookup that pins
+//! before it walks and stays pinned until it has resolved the ids it found never sees an id
+//! change owner under it. It sees the id of a subscriber that left meanwhile resolve to
+//! nothing.
 
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
 use crate::matcher::SubscriberId;
@@ -25,45 +36,84 @@ impl From<&str> for Subscriber {
     }
 }
 
-/// Interns subscribers, counting the subscriptions that hold each one.
-///
-/// Ids grow monotonically and are never reused, so an id a concurrent lookup returned can only
-/// resolve to its own subscriber or, if that subscriber has just gone, to nothing.
+/// Interns subscribers to dense ids, counting the subscriptions that hold each one.
 #[derive(Debug, Default)]
 pub struct Registry {
     ids: FxHashMap<Subscriber, (SubscriberId, usize)>,
-    values: FxHashMap<SubscriberId, Subscriber>,
-    next: SubscriberId,
+    /// By id; `None` for an id that is free or waiting to be.
+    values: Vec<Option<Subscriber>>,
+    /// Ids free for reuse now.
+    free: Vec<SubscriberId>,
+    /// Ids whose subscriber left, handed here by the epoch collector once no thread pinned
+    /// when it left is still pinned.
+    released: Arc<Mutex<Vec<SubscriberId>>>,
 }
 
 impl Registry {
-    /// The id of `subscriber`, creating it if new, and one more reference to it.
-    pub fn acquire(&mut self, subscriber: &Subscriber) -> SubscriberId {
+    /// The id of `subscriber` and one more reference to it; `true` with a new id (the
+    /// subscriber held no subscription before).
+    pub fn acquire_new(&mut self, subscriber: &Subscriber) -> (SubscriberId, bool) {
         if let Some((id, refs)) = self.ids.get_mut(subscriber) {
             *refs += 1;
-            return *id;
+            return (*id, false);
         }
-        let id = self.next;
-        self.next += 1;
+        let id = self.take_id();
         self.ids.insert(subscriber.clone(), (id, 1));
-        self.values.insert(id, subscriber.clone());
-        id
+        self.values[id as usize] = Some(subscriber.clone());
+        (id, true)
     }
 
-    /// Drops one reference to `id`, forgetting the subscriber when none is left.
-    pub fn release(&mut self, id: SubscriberId) {
-        let Some(value) = self.values.get(&id) else {
-            return;
+    /// The id of `subscriber`, creating it if new, and one more reference to it.
+    pub fn acquire(&mut self, subscriber: &Subscriber) -> SubscriberId {
+        self.acquire_new(subscriber).0
+    }
+
+    /// A free id: a released one if any, else the next past the end.
+    fn take_id(&mut self) -> SubscriberId {
+        if self.free.is_empty() {
+            std::mem::swap(&mut self.free, &mut self.released.lock());
+        }
+        if let Some(id) = self.free.pop() {
+            return id;
+        }
+        self.values.push(None);
+        (self.values.len() - 1) as SubscriberId
+    }
+
+    /// Drops one reference to `id`, forgetting the subscriber when none is left; whether it
+    /// was the last (the id is then given back for reuse once the epoch allows, see the
+    /// module docs).
+    pub fn release(&mut self, id: SubscriberId) -> bool {
+        let Some(Some(value)) = self.values.get(id as usize) else {
+            return false;
         };
         let entry = self.ids.get_mut(value).expect("registry maps agree");
         entry.1 -= 1;
-        if entry.1 == 0 {
-            let value = self.values.remove(&id).expect("checked above");
-            self.ids.remove(&value);
-            crate::matcher::shrink_if_sparse(&mut self.ids);
-            crate::matcher::shrink_if_sparse(&mut self.values);
+        if entry.1 > 0 {
+            return false;
         }
+        let value = self.values[id as usize].take().expect("checked above");
+        self.ids.remove(&value);
+        crate::matcher::shrink_if_sparse(&mut self.ids);
+        self.retire(id);
+        true
     }
+
+    /// Hands `id` to the epoch collector, which gives it back once every thread pinned now
+    /// has unpinned.
+    #[cfg(not(loom))]
+    fn retire(&self, id: SubscriberId) {
+        let released = Arc::clone(&self.released);
+        let guard = crossbeam_epoch::pin();
+        guard.defer(move || released.lock().push(id));
+        // To the global queue now: left in this thread's bag, it would wait for 63 more.
+        guard.flush();
+    }
+
+    /// Under loom (no epoch collector) an id is never reused.
+    #[cfg(loom)]
+    #[allow(clippy::unused_self)]
+    fn retire(&self, _id: SubscriberId) {}
 
     /// The id of `subscriber`, if it holds any subscription.
     pub fn id_of(&self, subscriber: &Subscriber) -> Option<SubscriberId> {
@@ -72,16 +122,71 @@ impl Registry {
 
     /// The subscriber with this id, if it still holds a subscription.
     pub fn get(&self, id: SubscriberId) -> Option<&Subscriber> {
-        self.values.get(&id)
+        self.values.get(usize::try_from(id).ok()?)?.as_ref()
+    }
+
+    /// Every held subscriber with its id, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (SubscriberId, &Subscriber)> {
+        (0..)
+            .zip(&self.values)
+            .filter_map(|(id, v)| v.as_ref().map(|v| (id, v)))
+    }
+
+    /// One past the largest id handed out: every id is below it.
+    pub fn id_bound(&self) -> usize {
+        self.values.len()
     }
 
     /// How many distinct subscribers are held.
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.ids.len()
     }
 
     /// Whether no subscriber is held.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.ids.is_empty()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_dense_and_reused_after_the_epoch() {
+        let mut r = Registry::default();
+        let a = r.acquire(&Subscriber::from("a"));
+        let b = r.acquire(&Subscriber::from("b"));
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(r.acquire_new(&Subscriber::from("a")), (0, false));
+        assert!(!r.release(a), "a still holds one subscription");
+        {
+            // A lookup pinned before `a` leaves keeps its id from being reused.
+            let pinned = crossbeam_epoch::pin();
+            assert!(r.release(a));
+            assert_eq!(r.get(a), None);
+            for _ in 0..1_000 {
+                crossbeam_epoch::pin().flush();
+            }
+            assert_eq!(
+                r.acquire(&Subscriber::from("c")),
+                2,
+                "a's id is not free yet"
+            );
+            drop(pinned);
+        }
+        // Once nobody is pinned, the collector hands the id back.
+        let mut reused = None;
+        for i in 0..10_000 {
+            crossbeam_epoch::pin().flush();
+            let (id, new) = r.acquire_new(&Subscriber::Int(i));
+            assert!(new);
+            if id == a {
+                reused = Some(i);
+                break;
+            }
+        }
+        assert!(reused.is_some(), "a's id was never reused");
+        assert!(r.id_bound() < 10_000);
     }
 }

@@ -1,296 +1,265 @@
-//! Routing a whole Arrow string array in one call: the executor side of `topicmatch.spark`.
+//! `Matcher.lookup_arrow`: a whole Arrow string array looked up in one call, without a Python
+//! object per topic or per subscriber.
 //!
-//! Python passes the array's buffers (validity bitmap, offsets, UTF-8 data), its offset and its
-//! length. They are copied into owned vectors while the GIL is held (`PyBuffer::to_vec`: no
-//! `unsafe`, and nothing can change them once the GIL is released), the offsets are checked
-//! against the data, and every lookup runs with the GIL released. The result is a set of flat
-//! buffers Python wraps with `pa.Array.from_buffers`, so no Python object is made per row:
-//!
-//! * `rows`: `int32` row index (into the array, from 0) of each output row, ascending;
-//! * `subscribers`: `int64` subscriber value of each output row, null for a row without one;
-//! * `errors`: a `string` array, the reason a row's topic is invalid, else null.
-//!
-//! A row whose topic matches `k` subscribers gives `k` output rows; a row whose topic is invalid
-//! or null gives one row with an error; with `keep_unmatched` a row matching nobody gives one
-//! row with neither. The matcher's subscribers must be `int`s (the pipeline subscribes the index
-//! of each distinct subscriber value and maps it back with `take`).
+//! The topics come in through the Arrow `PyCapsule` interface (`__arrow_c_array__` or
+//! `__arrow_c_stream__`, read by `pyo3-arrow`): pyarrow, polars, `DuckDB` and pandas' Arrow
+//! columns hand their buffers over without a copy. The lookups and the building of the result
+//! (a `list<uint32>` array of subscriber indices) run in one stretch, with the GIL released when
+//! the batch is big enough to pay for it ([`crate::gil::Cost`]); the result goes back through
+//! the same interface ([`ArrowArray`]).
 
-use pyo3::buffer::PyBuffer;
+use std::sync::Arc;
+
+use arrow_array::builder::StringBuilder;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, ListArray, UInt32Array};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, FieldRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
-use topicmatch_core::{Engine, Registry, Subscriber, SubscriberId};
+use pyo3::types::{PyCapsule, PyTuple};
+use pyo3_arrow::input::AnyArray;
+use topicmatch_core::{Engine, SubscriberId};
 
-use crate::gil;
+use crate::errors;
 use crate::matcher::PyMatcher;
 
-/// The used window of an Arrow `string`/`large_string` array, copied and bounds-checked.
-struct StringColumn {
-    validity: Option<Vec<u8>>,
-    /// `len + 1` byte positions into `data`, non-decreasing and at most `data.len()`.
-    bounds: Vec<usize>,
-    data: Vec<u8>,
-    /// The array's offset: bit `offset + i` of `validity` belongs to row `i`.
-    offset: usize,
+/// An Arrow array held by topicmatch, exported through the Arrow `PyCapsule` interface:
+/// `pyarrow.array(x)`, `polars.Series(x)` and the like take it without a copy.
+#[pyclass(frozen, name = "ArrowArray", module = "topicmatch._native")]
+pub struct ArrowArray {
+    array: ArrayRef,
+    field: FieldRef,
 }
 
-impl StringColumn {
-    /// Checks the raw buffers and keeps the window `[offset, offset + len]` of the offsets.
-    fn new(
-        validity: Option<Vec<u8>>,
-        offsets: &[u8],
-        data: Vec<u8>,
-        offset: usize,
-        len: usize,
-        large: bool,
-    ) -> Result<Self, String> {
-        let width = if large { 8 } else { 4 };
-        let end = offset.checked_add(len).ok_or("offset + length overflows")?;
-        let needed = end
-            .checked_add(1)
-            .and_then(|n| n.checked_mul(width))
-            .ok_or("offset + length overflows")?;
-        if offsets.len() < needed {
-            return Err(format!(
-                "the offsets buffer holds {} bytes; offset {offset} and length {len} need {needed}",
-                offsets.len()
-            ));
-        }
-        if let Some(bits) = &validity {
-            if bits.len() < end.div_ceil(8) {
-                return Err(format!(
-                    "the validity bitmap holds {} bytes; offset {offset} and length {len} need {}",
-                    bits.len(),
-                    end.div_ceil(8)
-                ));
-            }
-        }
-        let window = &offsets[offset * width..needed];
-        let mut bounds = Vec::with_capacity(len + 1);
-        for chunk in window.chunks_exact(width) {
-            let value = if large {
-                i64::from_ne_bytes(chunk.try_into().expect("chunks of 8 bytes"))
-            } else {
-                i64::from(i32::from_ne_bytes(
-                    chunk.try_into().expect("chunks of 4 bytes"),
-                ))
-            };
-            let position = usize::try_from(value)
-                .map_err(|_| format!("negative offset {value} in a string array"))?;
-            if position > data.len() {
-                return Err(format!(
-                    "offset {position} is past the end of the {}-byte data buffer",
-                    data.len()
-                ));
-            }
-            if bounds.last().is_some_and(|&last| position < last) {
-                return Err(format!("decreasing offsets ({position}) in a string array"));
-            }
-            bounds.push(position);
-        }
-        Ok(StringColumn {
-            validity,
-            bounds,
-            data,
-            offset,
-        })
-    }
-
-    fn len(&self) -> usize {
-        self.bounds.len() - 1
-    }
-
-    /// Row `i`'s bytes, or `None` if the row is null.
-    fn get(&self, i: usize) -> Option<&[u8]> {
-        if let Some(bits) = &self.validity {
-            let bit = self.offset + i;
-            if bits[bit / 8] & (1 << (bit % 8)) == 0 {
-                return None;
-            }
-        }
-        Some(&self.data[self.bounds[i]..self.bounds[i + 1]])
+impl ArrowArray {
+    fn new(array: ArrayRef, name: &str) -> Self {
+        let field = Arc::new(Field::new(name, array.data_type().clone(), true));
+        ArrowArray { array, field }
     }
 }
 
-/// An Arrow validity bitmap under construction, remembering whether any bit is unset.
-#[derive(Default)]
-struct Bitmap {
-    bytes: Vec<u8>,
-    len: usize,
+#[pymethods]
+impl ArrowArray {
+    /// The array as a pair of `PyCapsule`s (schema, array): the Arrow C Data Interface.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyCapsule>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        Ok(pyo3_arrow::ffi::to_array_pycapsules(
+            py,
+            self.field.clone(),
+            &self.array,
+            requested_schema,
+        )?)
+    }
+
+    /// The array's type as a `PyCapsule` (the Arrow C Data Interface's schema).
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        Ok(pyo3_arrow::ffi::to_schema_pycapsule(
+            py,
+            self.field.as_ref(),
+        )?)
+    }
+
+    fn __len__(&self) -> usize {
+        self.array.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ArrowArray(type={}, len={})",
+            self.array.data_type(),
+            self.array.len()
+        )
+    }
+}
+
+/// The result being built: `list<uint32>` rows, and the reasons of invalid topics if asked.
+struct Lists {
+    offsets: Vec<i32>,
+    values: Vec<u32>,
+    valid: BooleanBufferBuilder,
     nulls: usize,
+    errors: Option<StringBuilder>,
 }
 
-impl Bitmap {
-    fn push(&mut self, valid: bool) {
-        if self.len % 8 == 0 {
-            self.bytes.push(0);
+/// Why a batch stopped: a malformed array, an invalid topic (when errors are not collected),
+/// or a limit of the output format.
+enum Stop {
+    Malformed(String),
+    Invalid(usize, topicmatch_core::Error),
+    Overflow,
+}
+
+impl Lists {
+    fn new(rows: usize, collect_errors: bool) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Lists {
+            offsets,
+            values: Vec::with_capacity(rows * 2),
+            valid: BooleanBufferBuilder::new(rows),
+            nulls: 0,
+            errors: collect_errors.then(|| StringBuilder::with_capacity(rows, 0)),
         }
-        if valid {
-            *self.bytes.last_mut().expect("pushed above") |= 1 << (self.len % 8);
-        } else {
-            self.nulls += 1;
-        }
-        self.len += 1;
     }
 
-    /// The bitmap, or `None` when every bit is set (Arrow's "no nulls").
-    fn finish(self) -> Option<Vec<u8>> {
-        (self.nulls > 0).then_some(self.bytes)
-    }
-}
-
-/// The output buffers, described in the module docs.
-#[derive(Default)]
-struct Routed {
-    rows: Vec<u8>,
-    count: usize,
-    subscriber_valid: Bitmap,
-    subscribers: Vec<u8>,
-    error_valid: Bitmap,
-    error_offsets: Vec<u8>,
-    error_data: Vec<u8>,
-}
-
-impl Routed {
+    /// Looks up row `row` (`None`: a null topic) and appends its list.
     fn push(
         &mut self,
+        engine: &Engine,
         row: usize,
-        subscriber: Option<i64>,
-        error: Option<&str>,
-    ) -> Result<(), String> {
-        let row = i32::try_from(row).map_err(|_| "more than 2^31 rows in one batch")?;
-        self.rows.extend_from_slice(&row.to_ne_bytes());
-        self.subscriber_valid.push(subscriber.is_some());
-        self.subscribers
-            .extend_from_slice(&subscriber.unwrap_or(0).to_ne_bytes());
-        self.error_valid.push(error.is_some());
-        self.error_data
-            .extend_from_slice(error.unwrap_or("").as_bytes());
-        let end = i32::try_from(self.error_data.len())
-            .map_err(|_| "more than 2 GiB of error text in one batch")?;
-        self.error_offsets.extend_from_slice(&end.to_ne_bytes());
-        self.count += 1;
+        topic: Option<&str>,
+        ids: &mut Vec<SubscriberId>,
+    ) -> Result<(), Stop> {
+        let mut error = None;
+        let valid = match topic {
+            None => false,
+            Some(topic) => {
+                ids.clear();
+                match engine.lookup_into(topic, ids) {
+                    Ok(()) => {
+                        // Subscriber ids are dense and far below 2^32 (one per subscriber).
+                        self.values.extend(ids.iter().map(|&id| id as u32));
+                        true
+                    }
+                    Err(e) if self.errors.is_some() => {
+                        error = Some(e.to_string());
+                        false
+                    }
+                    Err(e) => return Err(Stop::Invalid(row, e)),
+                }
+            }
+        };
+        self.valid.append(valid);
+        self.nulls += usize::from(!valid);
+        if let Some(errors) = &mut self.errors {
+            errors.append_option(error);
+        }
+        let end = i32::try_from(self.values.len()).map_err(|_| Stop::Overflow)?;
+        self.offsets.push(end);
         Ok(())
     }
-}
 
-/// Why a batch could not be routed (not a per-row error: those go into the output).
-enum Failure {
-    Malformed(String),
-    NotInt(SubscriberId),
-}
-
-fn subscriber_value(registry: &Registry, id: SubscriberId) -> Result<Option<i64>, Failure> {
-    match registry.get(id) {
-        Some(Subscriber::Int(value)) => Ok(Some(*value)),
-        Some(Subscriber::Str(_)) => Err(Failure::NotInt(id)),
-        // The subscriber left during the lookup: it no longer receives anything.
-        None => Ok(None),
+    fn finish(mut self) -> (ArrayRef, Option<ArrayRef>) {
+        let item = Arc::new(Field::new_list_field(DataType::UInt32, true));
+        let nulls = (self.nulls > 0).then(|| NullBuffer::new(self.valid.finish()));
+        let lists = ListArray::new(
+            item,
+            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            Arc::new(UInt32Array::from(self.values)),
+            nulls,
+        );
+        let errors = self.errors.map(|mut e| Arc::new(e.finish()) as ArrayRef);
+        (Arc::new(lists), errors)
     }
 }
 
-fn route(engine: &Engine, column: &StringColumn, keep_unmatched: bool) -> Result<Routed, Failure> {
-    let mut out = Routed::default();
-    out.error_offsets.extend_from_slice(&0_i32.to_ne_bytes());
-    let mut ids = Vec::new();
-    engine.with_registry(|registry| {
-        for row in 0..column.len() {
-            let error = match column.get(row).map(std::str::from_utf8) {
-                None => Some("the topic is null".to_owned()),
-                Some(Err(_)) => Some("the topic is not valid UTF-8".to_owned()),
-                Some(Ok(topic)) => {
-                    ids.clear();
-                    engine
-                        .lookup_into(topic, &mut ids)
-                        .err()
-                        .map(|e| e.to_string())
-                }
-            };
-            if let Some(error) = error {
-                out.push(row, None, Some(&error))
-                    .map_err(Failure::Malformed)?;
-                continue;
-            }
-            let before = out.count;
-            for &id in &ids {
-                if let Some(value) = subscriber_value(registry, id)? {
-                    out.push(row, Some(value), None)
-                        .map_err(Failure::Malformed)?;
-                }
-            }
-            if keep_unmatched && out.count == before {
-                out.push(row, None, None).map_err(Failure::Malformed)?;
-            }
-        }
-        Ok(out)
-    })
-}
-
-type RoutedBuffers<'py> = (
-    usize,
-    Bound<'py, PyBytes>,
-    Option<Bound<'py, PyBytes>>,
-    Bound<'py, PyBytes>,
-    Option<Bound<'py, PyBytes>>,
-    Bound<'py, PyBytes>,
-    Bound<'py, PyBytes>,
-);
-
-/// Copies a buffer of bytes: format `B` (`bytes`) or `b` (what `pyarrow.Buffer` exports).
-fn copy_bytes(py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    if let Ok(unsigned) = PyBuffer::<u8>::get(buffer) {
-        return unsigned.to_vec(py);
+/// Calls `each(row, topic)` for every row of a string array (`None` for a null).
+fn for_each_topic(
+    chunk: &dyn Array,
+    first_row: usize,
+    mut each: impl FnMut(usize, Option<&str>) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    match chunk.data_type() {
+        DataType::Utf8 => chunk
+            .as_string::<i32>()
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, t)| each(first_row + i, t)),
+        DataType::LargeUtf8 => chunk
+            .as_string::<i64>()
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, t)| each(first_row + i, t)),
+        DataType::Utf8View => chunk
+            .as_string_view()
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, t)| each(first_row + i, t)),
+        other => unreachable!("checked before: {other}"),
     }
-    let signed = PyBuffer::<i8>::get(buffer)?.to_vec(py)?;
-    Ok(signed.into_iter().map(|b| b.to_ne_bytes()[0]).collect())
 }
 
-fn bytes_of(py: Python<'_>, buffer: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
-    buffer.map(|b| copy_bytes(py, b)).transpose()
+/// Whether `t` is a string type this reads.
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
-/// Routes every topic of one Arrow string array: see the module docs for the result.
-#[pyfunction]
-#[pyo3(name = "_route_arrow")]
-#[pyo3(signature = (matcher, length, offset, validity, offsets, data, large, keep_unmatched))]
-#[allow(clippy::too_many_arguments)] // The parts of one Arrow array, passed flat.
-#[allow(clippy::fn_params_excessive_bools)] // Two flags of the call, named at the Python side.
-pub fn route_arrow<'py>(
+/// `Matcher.lookup_arrow`, documented there.
+pub fn lookup_arrow<'py>(
     py: Python<'py>,
-    matcher: &Bound<'py, PyMatcher>,
-    length: usize,
-    offset: usize,
-    validity: Option<&Bound<'py, PyAny>>,
-    offsets: &Bound<'py, PyAny>,
-    data: Option<&Bound<'py, PyAny>>,
-    large: bool,
-    keep_unmatched: bool,
-) -> PyResult<RoutedBuffers<'py>> {
-    let validity = bytes_of(py, validity)?;
-    let offsets = copy_bytes(py, offsets)?;
-    let data = bytes_of(py, data)?.unwrap_or_default();
-    let engine = matcher.get().engine();
-    let routed = gil::detach(py, || {
-        let column = StringColumn::new(validity, &offsets, data, offset, length, large)
-            .map_err(Failure::Malformed)?;
-        route(engine, &column, keep_unmatched)
-    })?
-    .map_err(|failure| match failure {
-        Failure::Malformed(message) => {
-            PyValueError::new_err(format!("malformed Arrow string array: {message}"))
-        }
-        Failure::NotInt(id) => PyTypeError::new_err(format!(
-            "_route_arrow needs a matcher whose subscribers are ints (subscriber #{id} is a str)"
-        )),
+    matcher: &PyMatcher,
+    topics: &Bound<'py, PyAny>,
+    collect_errors: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let input: AnyArray = topics.extract().map_err(|e| {
+        PyTypeError::new_err(format!(
+            "topics must be an Arrow string array (an object with __arrow_c_array__ or \
+             __arrow_c_stream__, such as a pyarrow or polars array), not {}: {e}",
+            crate::convert::type_name(topics)
+        ))
     })?;
-    let bytes = |b: &[u8]| PyBytes::new(py, b);
-    Ok((
-        routed.count,
-        bytes(&routed.rows),
-        routed.subscriber_valid.finish().map(|b| bytes(&b)),
-        bytes(&routed.subscribers),
-        routed.error_valid.finish().map(|b| bytes(&b)),
-        bytes(&routed.error_offsets),
-        bytes(&routed.error_data),
-    ))
+    let field = input.field()?;
+    if !is_string(field.data_type()) {
+        return Err(PyTypeError::new_err(format!(
+            "topics must be an Arrow string, large_string or string_view array, not {}",
+            field.data_type()
+        )));
+    }
+    // A stream's chunks are read holding the GIL: its producer may be Python code.
+    let chunks: Vec<ArrayRef> = match input {
+        AnyArray::Array(array) => vec![array.into_inner().0],
+        AnyArray::Stream(stream) => stream
+            .into_reader()?
+            .collect::<Result<_, _>>()
+            .map_err(|e| PyValueError::new_err(format!("reading the topics' stream: {e}")))?,
+    };
+    let rows: usize = chunks.iter().map(Array::len).sum();
+    let engine = matcher.engine();
+    let guard = crossbeam_epoch::pin();
+    let built = matcher.cost().run(py, rows, || {
+        // The C Data Interface trusts its producer; a hand-made array (`from_buffers`) may
+        // still break the format: offsets out of order or out of bounds, text that is not
+        // UTF-8. One pass over the bytes checks it all before any topic is read.
+        // (An empty chunk has nothing to read; its import may size its data buffer to 0 under
+        // a non-zero first offset, which a check would refuse.)
+        for chunk in chunks.iter().filter(|c| !c.is_empty()) {
+            chunk
+                .to_data()
+                .validate_full()
+                .map_err(|e| Stop::Malformed(e.to_string()))?;
+        }
+        let mut lists = Lists::new(rows, collect_errors);
+        let mut ids = Vec::new();
+        let mut first_row = 0;
+        for chunk in &chunks {
+            for_each_topic(chunk.as_ref(), first_row, |row, topic| {
+                lists.push(engine, row, topic, &mut ids)
+            })?;
+            first_row += chunk.len();
+        }
+        Ok(lists.finish())
+    })?;
+    drop(guard);
+    let (lists, errors) = built.map_err(|stop| match stop {
+        Stop::Malformed(why) => {
+            PyValueError::new_err(format!("malformed Arrow string array: {why}"))
+        }
+        Stop::Invalid(row, e) => errors::to_py_context(e, &format!("topic at index {row}")),
+        Stop::Overflow => PyValueError::new_err(
+            "a batch's result holds more than 2^31 - 1 subscriber indices: split the batch",
+        ),
+    })?;
+    let lists = Bound::new(py, ArrowArray::new(lists, "subscribers"))?.into_any();
+    match errors {
+        None => Ok(lists),
+        Some(errors) => {
+            let errors = Bound::new(py, ArrowArray::new(errors, "error"))?.into_any();
+            Ok(PyTuple::new(py, [lists, errors])?.into_any())
+        }
+    }
 }

@@ -31,7 +31,7 @@ pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'
         .cast::<PyString>()
         .map_err(|_| PyTypeError::new_err(format!("topic must be str, not {}", type_name(obj))))?;
     s.to_str()
-        .map_err(|_| crate::topics::lone_surrogate_topic(dialect))
+        .map_err(|_| errors::lone_surrogate_topic(dialect))
 }
 
 /// Extracts a subscriber: an `int` in the 64-bit range or a `str` of valid UTF-8 (else

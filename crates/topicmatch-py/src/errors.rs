@@ -107,6 +107,20 @@ pub fn to_py(err: Error) -> PyErr {
     }
 }
 
+/// [`to_py`] with `context` before the message (`"{context}: {message}"`).
+#[allow(clippy::needless_pass_by_value)] // As `to_py`.
+pub fn to_py_context(err: Error, context: &str) -> PyErr {
+    let message = format!("{context}: {err}");
+    match err {
+        Error::InvalidPattern { .. } | Error::InvalidCriteria(_) => {
+            raise(&INVALID_PATTERN, message)
+        }
+        Error::InvalidTopic { .. } => raise(&INVALID_TOPIC, message),
+        Error::LimitExceeded { .. } => raise(&LIMIT_EXCEEDED, message),
+        Error::InvalidArgument(_) => PyValueError::new_err(message),
+    }
+}
+
 /// `InvalidPattern` with a message (input errors found in the binding layer).
 pub fn invalid_pattern(message: String) -> PyErr {
     raise(&INVALID_PATTERN, message)
@@ -115,6 +129,13 @@ pub fn invalid_pattern(message: String) -> PyErr {
 /// `InvalidTopic` with a message (input errors found in the binding layer).
 pub fn invalid_topic(message: String) -> PyErr {
     raise(&INVALID_TOPIC, message)
+}
+
+/// `InvalidTopic` for a topic that is not valid UTF-8 (a `str` with a lone surrogate).
+pub fn lone_surrogate_topic(dialect: topicmatch_core::Dialect) -> PyErr {
+    invalid_topic(format!(
+        "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
+    ))
 }
 
 /// `InvalidSubscriber` with a message.

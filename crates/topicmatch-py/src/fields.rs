@@ -14,9 +14,13 @@ use crate::{convert, criteria, errors, gil};
 #[pyclass(frozen, name = "FieldMatcher", module = "topicmatch._native")]
 pub struct PyFieldMatcher {
     matcher: Arc<FieldMatcher>,
+    /// What a lookup costs, to decide whether to release the GIL.
+    cost: gil::Cost,
 }
 
 impl PyFieldMatcher {
+    /// The subscribers of `ids`, which a lookup found while the caller's epoch pin was held
+    /// (so none has changed owner, see the core's `Registry`).
     fn subscribers<'py>(
         &self,
         py: Python<'py>,
@@ -37,6 +41,7 @@ impl PyFieldMatcher {
     fn new() -> Self {
         PyFieldMatcher {
             matcher: Arc::new(FieldMatcher::new()),
+            cost: gil::Cost::default(),
         }
     }
 
@@ -69,7 +74,8 @@ impl PyFieldMatcher {
     ) -> PyResult<Bound<'py, PyList>> {
         let message = criteria::message(message)?;
         let matcher = &self.matcher;
-        let ids = gil::detach(py, || {
+        let _pinned = crossbeam_epoch::pin();
+        let ids = self.cost.run(py, 1, || {
             let mut ids = Vec::new();
             matcher.lookup_into(&message, &mut ids);
             ids
@@ -85,7 +91,8 @@ impl PyFieldMatcher {
     ) -> PyResult<Bound<'py, PyList>> {
         let messages: Vec<Message> = criteria::messages(messages)?;
         let matcher = &self.matcher;
-        let (ids, ends) = gil::detach(py, || {
+        let _pinned = crossbeam_epoch::pin();
+        let (ids, ends) = self.cost.run(py, messages.len(), || {
             let mut ids = Vec::new();
             let mut ends = Vec::with_capacity(messages.len());
             for message in &messages {
@@ -112,7 +119,8 @@ impl PyFieldMatcher {
     ) -> PyResult<Bound<'py, PyDict>> {
         let message = criteria::message(message)?;
         let matcher = &self.matcher;
-        let hits = gil::detach(py, || matcher.hits_ids(&message))?;
+        let _pinned = crossbeam_epoch::pin();
+        let hits = self.cost.run(py, 1, || matcher.hits_ids(&message))?;
         self.matcher.with_registry(|registry| {
             let d = PyDict::new(py);
             for (id, n) in hits {
@@ -182,5 +190,6 @@ pub fn restore_field_matcher(
     let matcher = FieldMatcher::restore(&subs, next_id).map_err(errors::to_py)?;
     Ok(PyFieldMatcher {
         matcher: Arc::new(matcher),
+        cost: gil::Cost::default(),
     })
 }

@@ -1,34 +1,135 @@
-//! The one place the GIL is released.
+//! The one place the GIL is released, and the rule that decides when.
+//!
+//! Handing the GIL over costs microseconds when other threads are waiting for it (each
+//! release wakes one of them, each re-take may sleep), while one lookup costs about a
+//! hundred nanoseconds. So work runs holding the GIL unless it is expected to take at least
+//! [`DETACH_NS`]: a walk of a few hundred nanoseconds never pays for a hand-over, a batch of
+//! thousands of topics does. The expectation comes from what the call knows and what was
+//! measured: each matcher keeps a [`Cost`], a running average of its core work per topic
+//! (timed on every batch call and on one single-topic call in [`SAMPLE_EVERY`] per thread),
+//! and a call's estimate is that average times its number of topics. A matcher whose
+//! lookups are long (a `naive` scan of a million patterns, topics matching thousands of
+//! subscribers) thus releases the GIL even for one topic, and a small batch on a fast matcher
+//! keeps it. With the GIL held, N threads calling `lookup` share one core's worth of
+//! matching, which CPython hands between them every switch interval: their total never falls
+//! below one thread's.
+//!
+//! Whichever way the work runs, a panic inside it is caught here and becomes
+//! `TopicMatchError`: no panic crosses into Python.
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use pyo3::prelude::*;
 
-use crate::{errors, handoff};
+use crate::errors;
+
+/// Work expected to take at least this long (ns) runs with the GIL released.
+pub const DETACH_NS: u64 = 20_000;
+
+/// One single-topic call in this many, per thread, is timed (a clock read costs about a
+/// fifth of a lookup; batches are always timed).
+pub const SAMPLE_EVERY: u32 = 64;
 
 thread_local! {
-    /// When this thread last took the GIL back in [`detach`] (0: never): see `handoff`.
-    static TAKEN_AT: Cell<u64> = const { Cell::new(0) };
+    /// Single-topic calls on this thread since the last timed one.
+    static CALLS: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Runs `work` with the GIL released, so other Python threads run meanwhile. A panic inside is
-/// caught here and becomes `TopicMatchError`: no panic crosses into Python.
+/// A running average of a matcher's core work per topic, in ns (0: nothing measured yet,
+/// so the next call is timed whatever its size).
+#[derive(Default)]
+pub struct Cost {
+    per_topic: AtomicU64,
+}
+
+impl Cost {
+    /// The current average per topic, in ns.
+    pub fn per_topic(&self) -> u64 {
+        self.per_topic.load(Ordering::Relaxed)
+    }
+
+    /// Runs `work` on `topics` topics, with the GIL released if the estimate reaches
+    /// [`DETACH_NS`], else holding it; times it when the rule above says so.
+    pub fn run<T, F>(&self, py: Python<'_>, topics: usize, work: F) -> PyResult<T>
+    where
+        T: Send,
+        F: FnOnce() -> T + Send,
+    {
+        let per_topic = self.per_topic();
+        let timed = per_topic == 0 || topics > 1 || sample();
+        let estimate = per_topic.saturating_mul(topics as u64);
+        let run = || {
+            if !timed {
+                return work();
+            }
+            let start = Instant::now();
+            let out = work();
+            self.record(start.elapsed().as_nanos(), topics);
+            out
+        };
+        if estimate >= DETACH_NS {
+            detach(py, run)
+        } else {
+            guarded(|| Ok(run()))
+        }
+    }
+
+    /// Folds one timed call into the average (a quarter weight: it follows a change of the
+    /// matcher within a few calls, and one odd call moves it by a quarter).
+    fn record(&self, elapsed_ns: u128, topics: usize) {
+        let sample = u64::try_from(elapsed_ns / topics.max(1) as u128)
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let old = self.per_topic();
+        let new = if old == 0 {
+            sample
+        } else {
+            old - old / 4 + sample / 4
+        };
+        // A plain store: a lost update among racing threads only drops one sample.
+        self.per_topic.store(new.max(1), Ordering::Relaxed);
+    }
+}
+
+/// Runs `work` with the GIL released if `long`, else holding it (for calls without a
+/// [`Cost`], which size their work from their input).
+pub fn run_if<T, F>(py: Python<'_>, long: bool, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> T + Send,
+{
+    if long {
+        detach(py, work)
+    } else {
+        guarded(|| Ok(work()))
+    }
+}
+
+/// Whether this single-topic call is one of the sampled ones.
+fn sample() -> bool {
+    CALLS.with(|calls| {
+        let n = calls.get() + 1;
+        if n >= SAMPLE_EVERY {
+            calls.set(0);
+            true
+        } else {
+            calls.set(n);
+            false
+        }
+    })
+}
+
+/// Runs `work` with the GIL released, so other Python threads run meanwhile.
 pub fn detach<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
     F: FnOnce() -> T + Send,
 {
-    let out = py.detach(|| {
-        handoff::GIL.released(TAKEN_AT.get());
-        let out = catch_unwind(AssertUnwindSafe(work));
-        if handoff::spin_enabled() {
-            handoff::GIL.wait_for_release();
-        }
-        out
-    });
-    TAKEN_AT.set(handoff::GIL.retaken());
-    out.map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
+    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
+        .map_err(|panic| errors::internal(format!("internal error: {}", panic_message(&panic))))
 }
 
 /// Runs `work` holding the GIL, turning a panic into `TopicMatchError`.

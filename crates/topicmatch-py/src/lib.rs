@@ -1,9 +1,10 @@
 //! The thin PyO3 layer over topicmatch-core, built by maturin as `topicmatch._native`.
 //!
-//! Inputs are extracted into owned Rust data, the GIL is released in exactly one place
-//! ([`gil::detach`]) for the matching, and results are converted back. Subscribers are
-//! interned in the core's registry; the only Python objects stored in Rust are each held
-//! subscriber's `int`/`str` ([`objects`]), so results are built by reference counting.
+//! Inputs are read from their Python objects, the matching runs in the core (with the GIL
+//! released in exactly one place, [`gil`], and only where the work pays for the hand-over),
+//! and results are built back. Subscribers are interned in the core's registry under dense
+//! ids; the only Python objects stored in Rust are each held subscriber's `int`/`str`, in an
+//! array indexed by that id ([`objects`]), so results are built by reference counting.
 
 mod arrow;
 mod convert;
@@ -11,7 +12,6 @@ mod criteria;
 mod errors;
 mod fields;
 mod gil;
-mod handoff;
 mod matcher;
 mod objects;
 mod rows;
@@ -33,8 +33,18 @@ fn matches(
     let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
     let pattern = convert::pattern_text(pattern, dialect)?;
     let topic = convert::topic_str(topic, dialect)?;
-    gil::detach(py, || topicmatch_core::matches(dialect, &pattern, topic))?.map_err(errors::to_py)
+    // The match is polynomial in the two word counts: only long texts pay for a hand-over.
+    let long = pattern.len().saturating_mul(topic.len()) >= LONG_MATCH;
+    gil::run_if(py, long, || {
+        topicmatch_core::matches(dialect, &pattern, topic)
+    })?
+    .map_err(errors::to_py)
 }
+
+/// `matches` releases the GIL when the product of the pattern's and the topic's lengths in
+/// bytes reaches this (a 256-byte pattern against a 256-byte topic, some tens of
+/// microseconds of matching at worst).
+const LONG_MATCH: usize = 1 << 16;
 
 /// Internal, for the test suite only: panics inside the native code, with the GIL released
 /// (`detach`) or held (`guarded`), to prove that a panic reaches Python as `TopicMatchError`.
@@ -52,13 +62,6 @@ fn panic_for_tests(py: Python<'_>, release_gil: bool) -> PyResult<()> {
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    // `sys._is_gil_enabled` exists from 3.13 on; before, there is always a GIL.
-    let sys = py.import("sys")?;
-    let gil_enabled = match sys.getattr("_is_gil_enabled") {
-        Ok(f) => f.call0()?.is_truthy()?,
-        Err(_) => true,
-    };
-    handoff::configure(gil_enabled);
     errors::register(m)?;
     m.add_class::<matcher::PyMatcher>()?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;
@@ -77,7 +80,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(f)?;
     }
     m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
-    m.add_function(wrap_pyfunction!(arrow::route_arrow, m)?)?;
+    m.add_class::<arrow::ArrowArray>()?;
     let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
     m.add("ALGORITHMS", PyTuple::new(py, names)?)?;
     let dialects: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();

@@ -1,21 +1,48 @@
 //! `topicmatch.Matcher`: a frozen class over the core engine, safe to share between threads.
+//!
+//! Every lookup follows one path: the topics are read from their Python objects, the epoch
+//! collector is pinned, the core matches (with the GIL released only when [`gil::Cost`]
+//! expects the work to pay for the hand-over), and the rows are built from the subscriber
+//! object table ([`ObjectTable`]) before the pin is dropped.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 use topicmatch_core::fields::{Filter, Message};
 use topicmatch_core::{Algorithm, Config, Dialect, Engine, Limits, SubscriberId, Subscription};
 
-use crate::objects::Objects;
-use crate::{convert, criteria, errors, gil, topics};
+use crate::objects::ObjectTable;
+use crate::{arrow, convert, criteria, errors, gil, rows, topics};
 
 /// Matches topics against wildcard subscriptions in one dialect with one algorithm.
 #[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
 pub struct PyMatcher {
     engine: Arc<Engine>,
-    /// Every held subscriber's Python object, so results are built without re-creating them.
-    objects: Objects,
+    /// Every held subscriber's Python object, by subscriber id.
+    table: ObjectTable,
+    /// What a lookup costs, to decide whether to release the GIL.
+    cost: gil::Cost,
+}
+
+/// Ids a thread's lookups reuse; emptied, and kept only up to this many.
+const KEPT_IDS: usize = 1 << 16;
+
+thread_local! {
+    static IDS: Cell<Vec<SubscriberId>> = const { Cell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's id buffer (empty), then keeps the buffer for the next call. A
+/// call nested inside `f` (none is expected) gets a buffer of its own.
+fn with_ids<R>(f: impl FnOnce(&mut Vec<SubscriberId>) -> R) -> R {
+    let mut ids = IDS.with(Cell::take);
+    ids.clear();
+    let out = f(&mut ids);
+    if ids.capacity() <= KEPT_IDS {
+        IDS.with(|kept| kept.set(ids));
+    }
+    out
 }
 
 fn limits_for(
@@ -32,19 +59,64 @@ fn limits_for(
     }
 }
 
+/// A subscriber's canonical object: the caller's own if it is an exact `str` or `int`, else an
+/// exact one of the same value (a subclass instance is not kept: it may carry state).
+fn canonical(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    value: &topicmatch_core::Subscriber,
+) -> PyResult<Py<PyAny>> {
+    if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyInt>() {
+        return Ok(obj.clone().unbind());
+    }
+    Ok(convert::subscriber_to_py(py, value)?.unbind())
+}
+
 impl PyMatcher {
-    /// The engine, for batch entry points elsewhere in the crate.
+    fn with_engine(py: Python<'_>, engine: Engine) -> PyResult<Self> {
+        let table = ObjectTable::default();
+        engine.with_registry(|registry| {
+            for (id, value) in registry.iter() {
+                table.set(py, id, convert::subscriber_to_py(py, value)?.unbind());
+            }
+            Ok::<(), PyErr>(())
+        })?;
+        Ok(PyMatcher {
+            engine: Arc::new(engine),
+            table,
+            cost: gil::Cost::default(),
+        })
+    }
+
+    /// The engine.
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
 
-    /// Converts subscriber ids to a Python list of their (shared) objects.
-    fn subscribers<'py>(
-        &self,
-        py: Python<'py>,
-        ids: &[SubscriberId],
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.objects.list(py, &self.engine, ids)
+    /// [`subscriber_table`](Self::subscriber_table)'s list.
+    fn table_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let guard = crossbeam_epoch::pin();
+        let bound = self
+            .engine
+            .with_registry(topicmatch_core::Registry::id_bound);
+        let slots = self.table.slots(&guard);
+        let list = PyList::empty(py);
+        for slot in slots.iter().take(bound) {
+            let object = slot.load(std::sync::atomic::Ordering::Acquire);
+            if object.is_null() {
+                list.append(py.None())?;
+            } else {
+                // SAFETY: the GIL is held and the object is alive: it was in the table while
+                // `guard` is pinned (see `objects`); `from_borrowed_ptr` takes a reference.
+                list.append(unsafe { Bound::<PyAny>::from_borrowed_ptr(py, object) })?;
+            }
+        }
+        Ok(list)
+    }
+
+    /// The lookup cost rule of this matcher.
+    pub(crate) fn cost(&self) -> &gil::Cost {
+        &self.cost
     }
 }
 
@@ -53,6 +125,7 @@ impl PyMatcher {
     #[new]
     #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None))]
     fn new(
+        py: Python<'_>,
         dialect: &str,
         algorithm: &str,
         max_topic_bytes: Option<&Bound<'_, PyAny>>,
@@ -75,10 +148,7 @@ impl PyMatcher {
         };
         let engine =
             gil::guarded(|| Engine::with_config(algorithm, config).map_err(errors::to_py))?;
-        Ok(PyMatcher {
-            engine: Arc::new(engine),
-            objects: Objects::default(),
-        })
+        PyMatcher::with_engine(py, engine)
     }
 
     /// The dialect's name.
@@ -125,8 +195,9 @@ impl PyMatcher {
         r#where: Option<&Bound<'_, PyAny>>,
         mode: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
+        let subscriber_obj = subscriber;
         let text = convert::pattern_text(pattern, self.engine.dialect())?;
-        let subscriber = convert::subscriber(subscriber)?;
+        let subscriber = convert::subscriber(subscriber_obj)?;
         let filter = match (r#where, mode) {
             (None, None) => None,
             (None, Some(_)) => {
@@ -140,26 +211,29 @@ impl PyMatcher {
             }
         };
         let py = pattern.py();
+        let mut object = Some(canonical(py, subscriber_obj, &subscriber)?);
+        let table = &self.table;
         gil::guarded(|| {
-            let _write = self.objects.write();
-            let id = match &filter {
-                None => self.engine.subscribe(&text, &subscriber),
-                Some(f) => self.engine.subscribe_where(&text, &subscriber, f),
-            }
-            .map_err(errors::to_py)?;
-            self.objects.subscribed(py, &self.engine, &subscriber)?;
-            Ok(id)
+            self.engine
+                .subscribe_with(&text, &subscriber, filter.as_ref(), &mut |id| {
+                    if let Some(object) = object.take() {
+                        table.set(py, id, object);
+                    }
+                })
+                .map_err(errors::to_py)
         })
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.
-    fn unsubscribe(&self, subscription_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn unsubscribe(&self, py: Python<'_>, subscription_id: &Bound<'_, PyAny>) -> PyResult<bool> {
         let Some(id) = convert::subscription_id(subscription_id)? else {
             return Ok(false);
         };
+        let table = &self.table;
         gil::guarded(|| {
-            let _write = self.objects.write();
-            Ok(self.objects.unsubscribe(&self.engine, id))
+            Ok(self
+                .engine
+                .unsubscribe_with(id, &mut |sub| table.clear(py, sub)))
         })
     }
 
@@ -177,15 +251,14 @@ impl PyMatcher {
             .map(criteria::message)
             .transpose()?
             .unwrap_or_default();
-        let engine = &self.engine;
-        let ids = gil::detach(py, || {
-            let mut ids = Vec::new();
-            engine
-                .lookup_fields_into(topic, &fields, &mut ids)
-                .map(|()| ids)
-        })?
-        .map_err(errors::to_py)?;
-        self.subscribers(py, &ids)
+        let engine = &*self.engine;
+        let guard = crossbeam_epoch::pin();
+        with_ids(|ids| {
+            self.cost
+                .run(py, 1, || engine.lookup_fields_into(topic, &fields, ids))?
+                .map_err(errors::to_py)?;
+            gil::guarded(|| rows::list(py, &self.table, &guard, ids))
+        })
     }
 
     /// `lookup` for each topic, in one call; `fields`, if given, is a parallel iterable of
@@ -203,18 +276,52 @@ impl PyMatcher {
             Some(f) => Some(parallel_fields(f, topics.len())?),
             None => None,
         };
-        let engine = &self.engine;
-        self.objects
-            .batch(py, engine, topics.len(), |range, ids, ends| match &fields {
-                None => engine.lookup_batch_into(&topics.strs(range), ids, ends),
-                Some(fields) => {
-                    for (topic, message) in topics.strs(range.clone()).iter().zip(&fields[range]) {
-                        engine.lookup_fields_into(topic, message, ids)?;
-                        ends.push(ids.len());
+        let engine = &*self.engine;
+        let strs = topics.strs(0..topics.len());
+        let guard = crossbeam_epoch::pin();
+        let (ids, ends) = self
+            .cost
+            .run(py, strs.len(), || {
+                let mut ids = Vec::with_capacity(strs.len() * 4);
+                let mut ends = Vec::with_capacity(strs.len());
+                match &fields {
+                    None => engine.lookup_batch_into(&strs, &mut ids, &mut ends)?,
+                    Some(fields) => {
+                        for (topic, message) in strs.iter().zip(fields) {
+                            engine.lookup_fields_into(topic, message, &mut ids)?;
+                            ends.push(ids.len());
+                        }
                     }
-                    Ok(())
                 }
-            })
+                Ok((ids, ends))
+            })?
+            .map_err(errors::to_py)?;
+        gil::guarded(|| rows::lists(py, &self.table, &guard, &ids, &ends))
+    }
+
+    /// `lookup` for every topic of an Arrow string array (any object with
+    /// `__arrow_c_array__` or `__arrow_c_stream__`), with the GIL released throughout: an
+    /// Arrow `list<uint32>` array whose row `i` holds the subscriber indices (see
+    /// `subscriber_table`) of topic `i`; a null topic gives a null row. An invalid topic raises
+    /// `InvalidTopic` naming its index, or with `errors=True` gives a null row and the pair
+    /// `(lists, errors)`, `errors` a `string` array holding each invalid topic's reason.
+    #[pyo3(signature = (topics, *, errors = false))]
+    fn lookup_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        topics: &Bound<'py, PyAny>,
+        errors: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        arrow::lookup_arrow(py, self, topics, errors)
+    }
+
+    /// The subscriber objects by index: entry `k` is the subscriber of index `k` as
+    /// `lookup_arrow` reports it, `None` where no subscriber holds that index. An index
+    /// names the same subscriber until that subscriber leaves (its last subscription goes);
+    /// a later subscriber may then get it. So the table maps every result returned before the
+    /// next unsubscribe.
+    fn subscriber_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        gil::guarded(|| self.table_list(py))
     }
 
     /// Whether at least one subscription matches `topic` (with `fields`, as `lookup`).
@@ -230,8 +337,10 @@ impl PyMatcher {
             .map(criteria::message)
             .transpose()?
             .unwrap_or_default();
-        let engine = &self.engine;
-        gil::detach(py, || engine.matches_any_fields(topic, &fields))?.map_err(errors::to_py)
+        let engine = &*self.engine;
+        self.cost
+            .run(py, 1, || engine.matches_any_fields(topic, &fields))?
+            .map_err(errors::to_py)
     }
 
     /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
@@ -362,9 +471,5 @@ pub fn restore_matcher(
     let engine = gil::guarded(|| {
         Engine::restore_config(algorithm, config, &subs, &filters, next_id).map_err(errors::to_py)
     })?;
-    let objects = Objects::of_engine(py, &engine)?;
-    Ok(PyMatcher {
-        engine: Arc::new(engine),
-        objects,
-    })
+    PyMatcher::with_engine(py, engine)
 }

@@ -68,8 +68,10 @@ impl Topics {
                 crate::convert::type_name(item)
             ))
         })?;
-        self.text
-            .push_str(s.to_str().map_err(|_| lone_surrogate_topic(dialect))?);
+        self.text.push_str(
+            s.to_str()
+                .map_err(|_| errors::lone_surrogate_topic(dialect))?,
+        );
         self.ends.push(self.text.len());
         Ok(())
     }
@@ -94,11 +96,4 @@ impl Topics {
             })
             .collect()
     }
-}
-
-/// A topic that is not valid UTF-8 (a lone surrogate).
-pub fn lone_surrogate_topic(dialect: Dialect) -> PyErr {
-    errors::invalid_topic(format!(
-        "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
-    ))
 }

@@ -1,8 +1,10 @@
-"""Thread scaling of ``Matcher.lookup_many``: topics per second from one thread and from N
-threads sharing one matcher, per algorithm and batch size, on the ftm workload.
+"""Thread scaling of the three lookup calls: topics per second from one thread and from N
+threads sharing one matcher, per algorithm, call and batch size, on the ftm workload.
 
-Each run has every thread look up the same number of batches (distinct slices of the
-workload) and is timed from a barrier to the last join. Runs with 1 and with N threads
+The calls: ``lookup`` (a Python loop calling it once per topic of the batch), ``lookup_many``
+(one call per batch) and ``lookup_arrow`` (one call per batch, the batch a pyarrow array made
+beforehand). Each run has every thread look up the same number of batches (distinct slices of
+the workload) and is timed from a barrier to the last join. Runs with 1 and with N threads
 alternate, and each count keeps its best run: on a shared machine the best run is the one
 least disturbed by other processes, and alternating spreads any drift over both counts.
 The figure is the ratio of the two best throughputs, measured in the same process. Each best
@@ -20,6 +22,7 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import topicmatch as tm
 from topicmatch.bench.records import Record
@@ -28,10 +31,13 @@ from topicmatch.workloads import ftm_messages, ftm_subscriptions
 
 WORKLOAD = "ftm"
 
+#: The calls measured, as ``scaling``'s ``calls`` names them.
+CALLS = ("lookup", "lookup_many", "lookup_arrow")
+
 
 @dataclass(frozen=True)
 class Scaling:
-    """One algorithm at one batch size: best throughput (topics/s) per thread count."""
+    """One algorithm's call at one batch size: best throughput (topics/s) per thread count."""
 
     algorithm: str
     batch: int
@@ -40,6 +46,7 @@ class Scaling:
     ceiling: dict[int, float]
     #: Cores the threads used in each thread count's best run (their CPU time / wall time).
     cores: dict[int, float] = field(default_factory=dict)
+    call: str = "lookup_many"
 
     def ratio(self, threads: int) -> float:
         """Throughput with ``threads`` threads over throughput with one."""
@@ -50,11 +57,11 @@ class Scaling:
         return self.ceiling[threads] / self.ceiling[1]
 
     def records(self) -> list[Record]:
-        return [Record(self.algorithm, WORKLOAD, f"lookup_many[{self.batch}]@{t}t", rate,
+        return [Record(self.algorithm, WORKLOAD, f"{self.call}[{self.batch}]@{t}t", rate,
                        "msg/s", note=f"{self.cores.get(t, 0.0):.2f} cores used (CPU/wall)")
                 for t, rate in sorted(self.rates.items())] + [
             Record(self.algorithm, WORKLOAD, f"gil_free_ceiling[{self.batch}]@{t}t", rate,
-                   "hash/s", note="sha256 of 64 KiB, GIL released, runs beside lookup_many")
+                   "hash/s", note=f"sha256 of 64 KiB, GIL released, runs beside {self.call}")
             for t, rate in sorted(self.ceiling.items())]
 
 
@@ -97,18 +104,45 @@ def gil_free_run(threads: int, rounds: int) -> float:
     return threads * rounds / timed_threads(threads, work)
 
 
-def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int,
-            rounds: int) -> tuple[float, float]:
-    """Topics per second of ``threads`` threads each looking up ``rounds`` batches (thread
-    ``k`` from batch ``k * rounds`` on), and the cores they used (their CPU time over the
-    run's wall time)."""
-    lookup_many = m.lookup_many
+def caller(m: tm.Matcher, call: str) -> Callable[[Any], object]:
+    """What one batch costs through ``call``: a function of one batch (a list of topics, or
+    for ``lookup_arrow`` a pyarrow array)."""
+    if call == "lookup":
+        lookup = m.lookup
+
+        def each(batch: Sequence[str]) -> None:
+            for topic in batch:
+                lookup(topic)
+
+        return each
+    if call == "lookup_many":
+        return m.lookup_many
+    if call == "lookup_arrow":
+        return m.lookup_arrow
+    raise ValueError(f"unknown call {call!r}: expected one of {CALLS}")
+
+
+def as_batches(call: str, batches: list[Sequence[str]]) -> list[Any]:
+    """The batches as ``call`` takes them: pyarrow arrays for ``lookup_arrow``."""
+    if call != "lookup_arrow":
+        return batches
+    import pyarrow as pa
+
+    return [pa.array(b, pa.string()) for b in batches]
+
+
+def one_run(m: tm.Matcher, batches: Sequence[Any], threads: int,
+            rounds: int, call: str = "lookup_many") -> tuple[float, float]:
+    """Topics per second of ``threads`` threads each looking up ``rounds`` batches through
+    ``call`` (thread ``k`` from batch ``k * rounds`` on), and the cores they used (their CPU
+    time over the run's wall time)."""
+    run = caller(m, call)
     cpu = [0.0] * threads
 
     def work(k: int) -> None:
         began = time.thread_time()
         for r in range(rounds):
-            lookup_many(batches[(k * rounds + r) % len(batches)])
+            run(batches[(k * rounds + r) % len(batches)])
         cpu[k] = time.thread_time() - began
 
     seconds = timed_threads(threads, work)
@@ -116,12 +150,12 @@ def one_run(m: tm.Matcher, batches: Sequence[Sequence[str]], threads: int,
 
 
 def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[int],
-            repeats: int, seconds: float,
+            repeats: int, seconds: float, call: str = "lookup_many",
             ) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
     """Best topics/s of ours, best hashes/s of the GIL-free work, and the cores our best run
     used, per thread count; each run takes about ``seconds`` per thread."""
-    batches = batches_of(topics, batch)
-    probe, _ = one_run(m, batches, 1, max(1, 2_000 // batch))  # also the warm-up
+    batches = as_batches(call, batches_of(topics, batch))
+    probe, _ = one_run(m, batches, 1, max(1, 2_000 // batch), call)  # also the warm-up
     rounds = max(1, int(seconds * probe / batch))
     hashes = max(1, int(seconds * gil_free_run(1, 4)))
     best = dict.fromkeys(threads, 0.0)
@@ -129,7 +163,7 @@ def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[
     cores = dict.fromkeys(threads, 0.0)
     for _ in range(repeats):
         for t in threads:
-            rate, used = one_run(m, batches, t, rounds)
+            rate, used = one_run(m, batches, t, rounds, call)
             if rate > best[t]:
                 best[t], cores[t] = rate, used
             ceiling[t] = max(ceiling[t], gil_free_run(t, hashes))
@@ -138,16 +172,21 @@ def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[
 
 def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
             threads: Sequence[int] = (1, 2), repeats: int = 40,
-            seconds: float = 0.02, topics: Sequence[str] | None = None) -> list[Scaling]:
-    """Measures every algorithm at every batch size with 1 and each of ``threads``."""
+            seconds: float = 0.02, topics: Sequence[str] | None = None,
+            calls: Sequence[str] = ("lookup_many",)) -> list[Scaling]:
+    """Measures every algorithm's every call at every batch size with 1 and each of
+    ``threads``."""
     counts = sorted({1, *threads})
     stream = list(topics) if topics is not None else ftm_messages()
     out = []
     for algorithm in algorithms:
         m = loaded(algorithm)
-        for batch in batches:
-            rates, ceiling, cores = measure(m, stream, batch, counts, repeats, seconds)
-            out.append(Scaling(algorithm, batch, rates, ceiling, cores))
+        for call in calls:
+            caller(m, call)  # an unknown call fails before any run
+            for batch in batches:
+                rates, ceiling, cores = measure(m, stream, batch, counts, repeats, seconds,
+                                                call)
+                out.append(Scaling(algorithm, batch, rates, ceiling, cores, call))
     return out
 
 
@@ -159,5 +198,5 @@ def render(results: Sequence[Scaling]) -> str:
         ratios = "   ".join(f"{t}t/1t {s.ratio(t):4.2f}x (GIL-free work beside: "
                            f"{s.ceiling_ratio(t):4.2f}x; cores used {s.cores.get(1, 0):.2f}"
                            f" -> {s.cores.get(t, 0):.2f})" for t in sorted(s.rates) if t != 1)
-        lines.append(f"{s.algorithm:17} batch {s.batch:5}   {rates}   {ratios}")
+        lines.append(f"{s.algorithm:17} {s.call:12} batch {s.batch:5}   {rates}   {ratios}")
     return "\n".join(lines)

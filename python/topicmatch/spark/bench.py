@@ -114,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cases.append((algorithm, int(messages), int(patterns), workload[0] if workload else "seed5"))
     spark = session(args.master, app_name="topicmatch-bench",
                     config={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-                            "spark.ui.showConsoleProgress": "false"})
-    spark.sparkContext.setLogLevel("ERROR")
+                            "spark.ui.showConsoleProgress": "false"},
+                    spark_log="ERROR")
     partitions = spark.sparkContext.defaultParallelism
     floors: dict[int, float] = {}
     cached: dict[int, DataFrame] = {}

@@ -1,14 +1,25 @@
 """The main job behind ``topicmatch route``: read messages and subscriptions, route them on
-Spark, write the result and report messages, matches, errors and throughput."""
+Spark, write the result and report messages, matches, errors and throughput.
+
+Whatever goes wrong ends in one line on standard error (the subscription rows at fault for
+invalid subscriptions) and a non-zero exit status: 2 for the input (a missing or unreadable
+file, a format Spark cannot read, a missing column, invalid subscriptions), 1 for a job that
+fails once started."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from topicmatch import workloads
+from topicmatch.formats import input_format, local_path
 from topicmatch.spark.routing import SQL_BASELINE, check_cache, route
 from topicmatch.spark.session import session
 from topicmatch.spark.subscriptions import InvalidSubscriptions, resolve_algorithm
@@ -16,24 +27,9 @@ from topicmatch.spark.subscriptions import InvalidSubscriptions, resolve_algorit
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-from topicmatch.cli import ROUTE_FORMATS as FORMATS
-_EXTENSIONS = {
-    ".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
-    ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
-}
 
-
-def input_format(path: str, override: str | None) -> str:
-    """The format of ``path``: ``override`` if given, else by extension (a folder of Parquet
-    files, as Spark writes them, is Parquet)."""
-    if override:
-        return override
-    suffix = Path(path).suffix.lower()
-    if suffix in _EXTENSIONS:
-        return _EXTENSIONS[suffix]
-    if Path(path).is_dir():
-        return "parquet"
-    raise ValueError(f"cannot tell the format of {path!r}: pass --input-format {'|'.join(FORMATS)}")
+class InputError(Exception):
+    """An input the job cannot read; the message is the one line the user sees."""
 
 
 def read(spark: SparkSession, path: str, fmt: str) -> DataFrame:
@@ -64,6 +60,7 @@ def read_back(spark: SparkSession, df: DataFrame, path: str, fmt: str) -> DataFr
 
 
 def demo_messages(spark: SparkSession, count: int, dialect: str) -> DataFrame:
+    """``count`` random topics of five levels (product, market, currency, side, timing)."""
     import pandas as pd
 
     topics = workloads.seed5_topics(count, dialect=dialect)
@@ -71,6 +68,7 @@ def demo_messages(spark: SparkSession, count: int, dialect: str) -> DataFrame:
 
 
 def demo_subscriptions(spark: SparkSession, count: int, dialect: str) -> DataFrame:
+    """``count`` patterns over the demo topics' words, some levels wildcards."""
     import pandas as pd
 
     patterns = workloads.seed5_patterns(count, dialect=dialect)
@@ -90,42 +88,126 @@ def cache_refused(args: argparse.Namespace) -> str | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Runs the job described by the parsed ``topicmatch route`` arguments."""
-    from pyspark.sql import functions as F
+def input_refused(flag: str, path: str, override: str | None) -> str | None:
+    """Why ``path`` (given as ``flag``) cannot be read, if that shows before Spark starts: a
+    local file or folder that is missing or unreadable, or a format the name does not tell."""
+    local = local_path(path)
+    if local is not None:
+        if not local.exists():
+            return f"{flag} {path}: no such file or folder"
+        if not os.access(local, os.R_OK | (os.X_OK if local.is_dir() else 0)):
+            return f"{flag} {path}: not readable (permission denied)"
+    try:
+        input_format(path, override)
+    except ValueError as exc:
+        return f"{flag} {exc}"
+    return None
 
-    refused = cache_refused(args)
-    if refused:
-        print(f"topicmatch route: {refused}")
-        return 2
-    spark = session(args.master, config={"spark.ui.showConsoleProgress": "false"})
-    spark.sparkContext.setLogLevel("ERROR")
-    if args.messages:
-        messages = read(spark, args.messages, input_format(args.messages, args.input_format))
-        source = args.messages
+
+def one_line(exc: BaseException) -> str:
+    """The first line of a Spark error's message, without the JVM's stack trace."""
+    from py4j.protocol import Py4JJavaError
+
+    if isinstance(exc, Py4JJavaError):
+        text = str(exc.java_exception.getMessage() or exc.java_exception.toString())
     else:
+        text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def _spark_errors() -> tuple[type[BaseException], ...]:
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    return (PySparkException, Py4JError)
+
+
+@contextmanager
+def _output(args: argparse.Namespace) -> Iterator[tuple[str, bool]]:
+    """Where to write: ``--out``, or (for ``--demo`` without it) a temporary folder removed
+    afterwards; the flag says whether the output is kept."""
+    if args.out:
+        yield args.out, True
+        return
+    with tempfile.TemporaryDirectory(prefix="topicmatch-demo-") as folder:
+        yield str(Path(folder) / "routed"), False
+
+
+def _fail(message: object, status: int) -> int:
+    print(f"topicmatch route: {message}", file=sys.stderr)
+    return status
+
+
+def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, DataFrame, str]:
+    """The messages, the subscriptions, and the words that name them in the report."""
+    if args.demo:
         messages = demo_messages(spark, args.demo_messages, args.dialect)
-        source = f"the seed5 demo ({args.demo_messages:,} messages)"
-    if args.subscriptions:
+        subs = demo_subscriptions(spark, args.demo_subscriptions, args.dialect)
+        return messages, subs, (
+            f"a generated demo: {args.demo_messages:,} random five-level topics against "
+            f"{args.demo_subscriptions:,} generated patterns"
+        )
+    try:
+        messages = read(spark, args.messages, input_format(args.messages, args.input_format))
+    except _spark_errors() as exc:
+        raise InputError(f"--messages {args.messages}: {one_line(exc)}") from exc
+    try:
         subs = read(spark, args.subscriptions,
                     input_format(args.subscriptions, args.input_format))
-    else:
-        subs = demo_subscriptions(spark, args.demo_subscriptions, args.dialect)
-    try:
-        routed = route(
-            messages, subs, dialect=args.dialect, algorithm=args.algorithm,
-            topic_col=args.topic_col, pattern_col=args.pattern_col,
-            subscriber_col=args.subscriber_col, keep_unmatched=args.keep_unmatched,
-            cache_capacity=args.cache_capacity,
+        count = subs.count()
+    except _spark_errors() as exc:
+        raise InputError(f"--subscriptions {args.subscriptions}: {one_line(exc)}") from exc
+    plural = "" if count == 1 else "s"
+    return messages, subs, (
+        f"{args.messages} against {count:,} subscription{plural} from {args.subscriptions}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the job described by the parsed ``topicmatch route`` arguments."""
+    refused = cache_refused(args)
+    if not args.demo:
+        refused = refused or input_refused("--messages", args.messages, args.input_format)
+        refused = refused or input_refused(
+            "--subscriptions", args.subscriptions, args.input_format
         )
-    except InvalidSubscriptions as exc:
-        print(exc)
-        return 2
+    if refused:
+        return _fail(refused, 2)
+    config = {"spark.ui.showConsoleProgress": "false"}
+    spark = session(args.master, config=config, spark_log=args.spark_log)
+    with _output(args) as (out, kept):
+        try:
+            messages, subs, source = _inputs(spark, args)
+            routed = route(
+                messages, subs, dialect=args.dialect, algorithm=args.algorithm,
+                topic_col=args.topic_col, pattern_col=args.pattern_col,
+                subscriber_col=args.subscriber_col, keep_unmatched=args.keep_unmatched,
+                cache_capacity=args.cache_capacity,
+            )
+        except InvalidSubscriptions as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        except (InputError, ValueError, TypeError) as exc:
+            return _fail(exc, 2)
+        except _spark_errors() as exc:
+            return _fail(f"cannot read the input: {one_line(exc)}", 2)
+        try:
+            return _execute(spark, args, routed, messages, source, out, kept)
+        except _spark_errors() as exc:
+            return _fail(f"the Spark job failed: {one_line(exc)} (--spark-log ERROR shows "
+                         "Spark's log)", 1)
+
+
+def _execute(spark: SparkSession, args: argparse.Namespace, routed: DataFrame,
+             messages: DataFrame, source: str, out: str, kept: bool) -> int:
+    from pyspark.sql import functions as F
+
     started = time.perf_counter()
-    write(routed, args.out, args.format)
+    write(routed, out, args.format)
     elapsed = time.perf_counter() - started
     total = messages.count()
-    written = read_back(spark, routed, args.out, args.format)
+    written = read_back(spark, routed, out, args.format)
     stats = written.agg(F.count("subscriber").alias("matches"), F.count("error").alias("errors"))
     row = stats.first()
     matches, errors = (row["matches"], row["errors"]) if row else (0, 0)
@@ -133,9 +215,12 @@ def run(args: argparse.Namespace) -> int:
         args.algorithm
     )
     cache = "" if args.cache_capacity is None else f", cache {args.cache_capacity:,}"
-    print(f"routed {source} against {subs.count():,} subscriptions "
-          f"({args.dialect}, {algorithm}{cache}, {args.master})")
+    master = spark.sparkContext.master
+    print(f"routed {source} ({args.dialect}, {algorithm}{cache}, {master})")
     print(f"messages {total:,}  matches {matches:,}  errors {errors:,}  "
           f"{total / elapsed:,.0f} messages/s ({elapsed:.3f} s)")
-    print(f"wrote {args.format} to {Path(args.out).resolve()}")
+    if kept:
+        print(f"wrote {args.format} to {Path(out).resolve()}")
+    else:
+        print("the demo's output is not kept: pass --out DIR to keep it")
     return 0

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 import topicmatch as tm
 from topicmatch.spark import subscriptions
-from topicmatch.spark._arrow import route_array
+from topicmatch.spark._arrow import route_array, subscriber_values
 
 if TYPE_CHECKING:
     from pyspark import Broadcast
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 SQL_BASELINE = "sql-baseline"
 
 #: Matchers built in this Python worker, by payload key (a worker serves many tasks).
-_WORKER_CACHE: dict[str, tuple[tm.Matcher, pa.Array]] = {}
+_WORKER_CACHE: dict[str, tuple[tm.Matcher, pa.Int64Array, pa.Array]] = {}
 _WORKER_CACHE_SIZE = 4
 
 
@@ -38,13 +38,15 @@ def check_cache(dialect: str, algorithm: str, cache_capacity: int | None) -> Non
 
 
 def _worker_matcher(key: str, broadcast: Broadcast[subscriptions.Payload]) -> tuple[
-    tm.Matcher, pa.Array
+    tm.Matcher, pa.Int64Array, pa.Array
 ]:
-    """The matcher of ``key``, unpickled from the broadcast only on this worker's first task."""
+    """The matcher of ``key``, its subscriber table and the subscriber values, unpickled from
+    the broadcast only on this worker's first task."""
     hit = _WORKER_CACHE.get(key)
     if hit is None:
         payload = broadcast.value
-        hit = (pickle.loads(payload.matcher), payload.values)  # noqa: S301 (our own bytes)
+        matcher = pickle.loads(payload.matcher)  # noqa: S301 (our own bytes)
+        hit = (matcher, subscriber_values(matcher), payload.values)
         while len(_WORKER_CACHE) >= _WORKER_CACHE_SIZE:
             _WORKER_CACHE.pop(next(iter(_WORKER_CACHE)))
         _WORKER_CACHE[key] = hit
@@ -61,9 +63,10 @@ def _route_batches(
     names: list[str],
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: one native call per batch, the output built with ``take``."""
-    matcher, values = _worker_matcher(key, broadcast)
+    matcher, table, values = _worker_matcher(key, broadcast)
     for batch in batches:
-        routed = route_array(matcher, batch.column(topic_index), keep_unmatched=keep_unmatched)
+        routed = route_array(matcher, batch.column(topic_index), keep_unmatched=keep_unmatched,
+                             values=table)
         taken = batch.take(routed.rows)
         yield pa.RecordBatch.from_arrays(
             [*taken.columns, values.take(routed.subscribers), routed.errors], names=names

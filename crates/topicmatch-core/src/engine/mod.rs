@@ -112,7 +112,7 @@ impl Engine {
     /// On error nothing changes. Subscribes and unsubscribes of different pairs run in
     /// parallel ([`table`]); those of one pair take turns.
     pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
-        self.add(pattern, subscriber, None, None)
+        self.add(pattern, subscriber, None, None, &mut |_| {})
     }
 
     /// Subscribes `subscriber` to `pattern` for messages whose fields pass `filter`; the same
@@ -123,17 +123,40 @@ impl Engine {
         subscriber: &Subscriber,
         filter: &Filter,
     ) -> Result<SubscriptionId> {
-        self.add(pattern, subscriber, Some(Arc::new(filter.clone())), None)
+        self.add(
+            pattern,
+            subscriber,
+            Some(Arc::new(filter.clone())),
+            None,
+            &mut |_| {},
+        )
+    }
+
+    /// [`subscribe`](Self::subscribe) (or, with `filter`, [`subscribe_where`](Self::subscribe_where))
+    /// that calls `joined(id)` when `subscriber` is new (it held no subscription): under the
+    /// registry's lock, before any lookup can find `id`. What a caller keeps beside each
+    /// subscriber id (a binding's objects) is then in place before the id is ever returned.
+    pub fn subscribe_with(
+        &self,
+        pattern: &str,
+        subscriber: &Subscriber,
+        filter: Option<&Filter>,
+        joined: &mut dyn FnMut(SubscriberId),
+    ) -> Result<SubscriptionId> {
+        let filter = filter.map(|f| Arc::new(f.clone()));
+        self.add(pattern, subscriber, filter, None, joined)
     }
 
     /// Adds (`pattern`, `subscriber`), filtered by `filter` if any, under the next id or
     /// `given` (a restore); an identical subscription already held returns its own id.
+    /// `joined` hears of a new subscriber id, see [`subscribe_with`](Self::subscribe_with).
     fn add(
         &self,
         pattern: &str,
         subscriber: &Subscriber,
         filter: Option<Arc<Filter>>,
         given: Option<SubscriptionId>,
+        joined: &mut dyn FnMut(SubscriberId),
     ) -> Result<SubscriptionId> {
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
         let text: Arc<str> = Arc::from(pattern);
@@ -158,7 +181,14 @@ impl Engine {
             Some(id) => id,
             None => self.take_id().inspect_err(|_| self.table.unreserve())?,
         };
-        let sub = self.registry.write().acquire(subscriber);
+        let sub = {
+            let mut registry = self.registry.write();
+            let (sub, new) = registry.acquire_new(subscriber);
+            if new {
+                joined(sub);
+            }
+            sub
+        };
         if let Some(filter) = filter {
             // The algorithm holds a filtered subscription under its own synthetic id.
             let synthetic = self.filters.insert(id, text.clone(), filter, sub);
@@ -185,6 +215,13 @@ impl Engine {
 
     /// Removes a subscription; `false` if there was none with this id.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        self.unsubscribe_with(id, &mut |_| {})
+    }
+
+    /// [`unsubscribe`](Self::unsubscribe) that calls `left(sub)` when it removed the last
+    /// subscription of subscriber `sub`: under the registry's lock, so before `sub` can be
+    /// reused (see [`Registry`]).
+    pub fn unsubscribe_with(&self, id: SubscriptionId, left: &mut dyn FnMut(SubscriberId)) -> bool {
         let (text, sub, subscriber) = {
             let ids = self.table.id_shard(id);
             let Some((text, sub)) = ids.get(&id) else {
@@ -215,7 +252,10 @@ impl Engine {
             debug_assert!(removed, "the algorithm held every subscribed pair");
         }
         let sub = self.filters.release(sub);
-        self.registry.write().release(sub);
+        let mut registry = self.registry.write();
+        if registry.release(sub) {
+            left(sub);
+        }
         true
     }
 
@@ -305,12 +345,18 @@ impl Engine {
 
     /// The distinct subscribers matching `topic`, resolved to their values.
     pub fn lookup(&self, topic: &str) -> Result<Vec<Subscriber>> {
+        // Pinned from the walk to the resolution: no id found can change owner meanwhile.
+        #[cfg(not(loom))]
+        let _pinned = crossbeam_epoch::pin();
         let mut ids = Vec::new();
         self.lookup_into(topic, &mut ids)?;
         Ok(self.resolve(&ids))
     }
 
     /// Resolves subscriber ids to values, dropping any whose subscriber has meanwhile left.
+    /// Ids from a lookup resolve to their own subscribers as long as the thread stayed pinned
+    /// (`crossbeam_epoch::pin`) from before the lookup until here (see [`Registry`]); an id
+    /// held longer may have been reused by a later subscriber.
     pub fn resolve(&self, ids: &[SubscriberId]) -> Vec<Subscriber> {
         let registry = self.registry.read();
         ids.iter()
@@ -387,7 +433,7 @@ impl Engine {
                 )));
             }
             let filter = filters.get(&s.id).map(|&f| f.clone());
-            let got = engine.add(&s.pattern, &s.subscriber, filter, Some(s.id))?;
+            let got = engine.add(&s.pattern, &s.subscriber, filter, Some(s.id), &mut |_| {})?;
             if got != s.id {
                 return Err(Error::InvalidArgument(format!(
                     "snapshot repeats subscription ({:?}, {:?})",

@@ -113,6 +113,9 @@ impl FieldMatcher {
 
     /// The distinct subscribers whose criteria `message` meets.
     pub fn lookup(&self, message: &Message) -> Vec<Subscriber> {
+        // Pinned from the lookup to the resolution: no id found can change owner meanwhile.
+        #[cfg(not(loom))]
+        let _pinned = crossbeam_epoch::pin();
         let mut ids = Vec::new();
         self.lookup_into(message, &mut ids);
         self.with_registry(|r| ids.iter().filter_map(|id| r.get(*id).cloned()).collect())
@@ -133,6 +136,8 @@ impl FieldMatcher {
 
     /// [`hits_ids`](Self::hits_ids) resolved to subscriber values.
     pub fn hits(&self, message: &Message) -> Vec<(Subscriber, usize)> {
+        #[cfg(not(loom))]
+        let _pinned = crossbeam_epoch::pin();
         let hits = self.hits_ids(message);
         self.with_registry(|r| {
             hits.iter()

@@ -1,9 +1,11 @@
-//! A level's subscriber set: two ids inline in the main node, a small shared array up to
-//! [`FEW`], a persistent HAMT beyond.
+//! A level's subscriber set: two ids inline in the main node, a shared array up to [`FEW`], a
+//! persistent HAMT beyond.
 //!
 //! Most patterns have one or two subscribers; keeping them inline keeps the main node within
 //! one cache line. Up to [`FEW`] ids sit in one shared array, copied by an update (a bounded
-//! copy). Past that the set moves to a [`Hamt`], so a subscribe or unsubscribe never copies
+//! copy of at most 2 KiB) and read by a lookup as one run of memory: a filter held by hundreds
+//! of subscribers delivers them at memory speed, where a HAMT's nodes would cost a pointer
+//! chase each. Past that the set moves to a [`Hamt`], so a subscribe or unsubscribe never copies
 //! more than a bounded number of ids (the RabbitMQ failure mode of copying 20k subscribers per
 //! subscribe cannot happen). It moves back to an array only below [`FEW`] / 2, so a set
 //! hovering around the threshold does not convert back and forth.
@@ -16,7 +18,7 @@ use crate::sync::Arc;
 /// Most ids kept inline.
 const INLINE: usize = 2;
 /// Most ids kept in a shared array.
-const FEW: usize = 16;
+const FEW: usize = 256;
 
 /// The position of a subscriber in the HAMT: a bijection on `u64`, so it never collides, and
 /// it spreads consecutive ids over the low bits the HAMT indexes by first.
@@ -95,8 +97,8 @@ impl Subs {
         match (self, self.slice()) {
             (_, Some(ids)) if ids.contains(&sub) => self.clone(),
             (_, Some(ids)) if ids.len() < FEW => {
-                let mut next: smallvec::SmallVec<[SubscriberId; FEW]> =
-                    ids.iter().copied().collect();
+                let mut next = Vec::with_capacity(ids.len() + 1);
+                next.extend_from_slice(ids);
                 next.push(sub);
                 Subs::of(&next)
             }
@@ -116,7 +118,7 @@ impl Subs {
     pub(super) fn without(&self, sub: SubscriberId, delta: &mut Delta) -> Option<Subs> {
         if let Some(ids) = self.slice() {
             let at = ids.iter().position(|s| *s == sub)?;
-            let mut next: smallvec::SmallVec<[SubscriberId; FEW]> = ids.iter().copied().collect();
+            let mut next = ids.to_vec();
             next.swap_remove(at);
             return Some(Subs::of(&next));
         }
@@ -127,7 +129,7 @@ impl Subs {
         if map.len() < FEW / 2 {
             // Back to an array: no version links the map's nodes any more.
             map.for_each_array(&mut |array| delta.stale(array));
-            let mut ids = smallvec::SmallVec::<[SubscriberId; FEW]>::new();
+            let mut ids = Vec::with_capacity(FEW / 2);
             map.for_each(|s, ()| ids.push(*s));
             return Some(Subs::of(&ids));
         }

@@ -195,3 +195,36 @@ fn a_narrow_level_rejects_words_that_only_share_a_tag() {
         }
     }
 }
+
+#[test]
+fn a_pattern_with_many_subscribers_crosses_array_and_hamt_both_ways() {
+    // A level's subscribers move from inline ids to a shared array to a HAMT and back as the
+    // set grows past and shrinks below its thresholds; every lookup on the way sees them all.
+    let d = Dialect::Mqtt;
+    let m = matcher(d);
+    let p = pattern(d, "a/#");
+    let other = pattern(d, "a/+");
+    m.insert(&other, 1_000_000);
+    let n = 2_000u64;
+    for i in 0..n {
+        m.insert(&p, i);
+        if i % 97 == 0 || i == n - 1 {
+            let mut want: Vec<u64> = (0..=i).collect();
+            want.push(1_000_000);
+            assert_eq!(lookup(&m, "a/b"), want, "after {} subscribers", i + 1);
+        }
+    }
+    for i in (0..n).step_by(2) {
+        assert!(m.remove(&p, i));
+    }
+    let mut want: Vec<u64> = (1..n).step_by(2).collect();
+    want.push(1_000_000);
+    assert_eq!(lookup(&m, "a/b"), want);
+    for i in (1..n).step_by(2) {
+        assert!(m.remove(&p, i));
+        assert!(!m.remove(&p, i));
+    }
+    assert_eq!(lookup(&m, "a/b"), vec![1_000_000]);
+    assert!(m.remove(&other, 1_000_000));
+    assert!(root_is_empty(&m));
+}

@@ -1,5 +1,5 @@
-"""The GIL hand-off (`handoff.rs`, whose bounds its Rust tests check): threads that take turns
-on the GIL, spinning for it between their lookups, still get every result right."""
+"""Threads sharing one matcher on the GIL: short calls keep it, batches release it (the rule
+in `gil.rs`), and calls of every length interleaved get every result right."""
 
 from __future__ import annotations
 
@@ -38,8 +38,7 @@ def test_threads_alternating_on_the_gil_get_every_result_right() -> None:
 
 
 def test_single_lookups_and_batches_interleave_on_the_gil() -> None:
-    # Calls of every length share the hand-off's average hold; none may wait on a wrong guess
-    # forever, and all of them stay right.
+    # Calls of every length share the matcher's cost estimate; all of them stay right.
     m, topics, want = loaded()
     errors: list[str] = []
 

@@ -1,0 +1,182 @@
+"""What the Python boundary costs and gains, every figure from one run:
+
+- thread scaling of ``lookup``, ``lookup_many`` and ``lookup_arrow`` on ftm (``scaling``);
+- one thread of ``lookup_arrow`` against the core's own loop (the ``passes`` example, when
+  its binary is built: ``cargo build --release -p topicmatch-benches --example passes``);
+- the cost of one delivered subscriber on the high fan-out workloads (``fanout``), and
+  ``lookup_many`` against paho-mqtt's ``MQTTMatcher`` plus a set union there;
+- ftm against paho-mqtt, per call (``lookup``) and per batch (``lookup_many``).
+
+    python -m topicmatch.bench.boundary [--threads 1 2 4 8] [--quick] [--json FILE]
+
+Needs the ``bench`` extra (paho-mqtt) and pyarrow. Each figure is the best of several
+alternating runs, as ``scaling`` explains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import topicmatch as tm
+from topicmatch.bench import fanout, report, scaling
+from topicmatch.bench.records import Record
+from topicmatch.workloads import ftm_messages, ftm_subscriptions
+
+#: Where ``cargo build --release --example passes`` puts the core's loop.
+PASSES = Path(__file__).resolve().parents[3] / "target" / "release" / "examples" / "passes"
+
+
+def best_of(repeats: int, run: Callable[[], object]) -> float:
+    """The shortest wall time of ``repeats`` calls of ``run``."""
+    best = float("inf")
+    for _ in range(repeats):
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def core_rate(binary: Path, algorithm: str, passes: int) -> float | None:
+    """ftm lookups per second of the core's own loop (the fastest pass), or ``None`` without
+    the binary."""
+    if not binary.is_file():
+        return None
+    out = subprocess.run([str(binary), str(passes), algorithm], capture_output=True, text=True,
+                         check=True, timeout=600).stdout
+    match = re.search(rf"^\s*{re.escape(algorithm)}: fastest\s+([\d.]+)", out, re.MULTILINE)
+    return None if match is None else 1e9 / float(match.group(1))
+
+
+def arrow_vs_core(algorithm: str, repeats: int, binary: Path) -> list[Record]:
+    """One thread of ``lookup_arrow`` over all 100,000 ftm topics (one array), beside the
+    core's loop over the same topics."""
+    import pyarrow as pa
+
+    m = scaling.loaded(algorithm)
+    topics = pa.array(ftm_messages(), pa.string())
+    m.lookup_arrow(topics)
+    arrow = len(topics) / best_of(repeats, lambda: m.lookup_arrow(topics))
+    records = [Record(algorithm, "ftm", "lookup_arrow[100000]@1t", arrow, "msg/s")]
+    core = core_rate(binary, algorithm, max(5, repeats))
+    if core is not None:
+        records.append(Record(algorithm, "ftm", "core passes@1t", core, "msg/s",
+                              note="the passes example, fastest pass"))
+    return records
+
+
+def _paho(subscriptions: Sequence[tuple[str, int]]) -> Any:
+    from paho.mqtt.matcher import MQTTMatcher
+
+    matcher = MQTTMatcher()
+    for text, subscriber in subscriptions:
+        try:
+            matcher[text].add(subscriber)
+        except KeyError:
+            matcher[text] = {subscriber}
+    return matcher
+
+
+def paho_lookup(matcher: Any) -> Callable[[str], set[int]]:
+    """paho's answer for one topic: the union of every matching filter's subscribers."""
+    iter_match = matcher.iter_match
+
+    def lookup(topic: str) -> set[int]:
+        return set().union(*iter_match(topic))
+
+    return lookup
+
+
+def fanout_figures(algorithm: str, repeats: int) -> list[Record]:
+    """Per delivered subscriber through ``lookup_many`` on each fan-out shape, and the ratio to
+    paho-mqtt plus a set union on the ``distinct`` set."""
+    records = []
+    for shape in fanout.SHAPES:
+        runs = {}
+        for subscribers in ("distinct", "few"):
+            w = fanout.workload(shape, subscribers)
+            m = tm.Matcher("mqtt", algorithm)
+            for text, subscriber in w.subscriptions:
+                m.subscribe(text, subscriber)
+            delivered = sum(map(len, m.lookup_many(w.topics)))
+            runs[subscribers] = (best_of(repeats, lambda: m.lookup_many(w.topics)), delivered)
+            if subscribers == "distinct":
+                lookup = paho_lookup(_paho(w.subscriptions))
+                topics = w.topics[: max(200, len(w.topics) // 10)]
+                paho = best_of(max(1, repeats // 2), lambda: [lookup(t) for t in topics])
+                ours = best_of(repeats, lambda: m.lookup_many(topics))
+                records.append(Record(algorithm, f"fanout-{shape}", "lookup_many/paho", paho / ours,
+                                      "x", note="paho-mqtt MQTTMatcher + set union, same answer"))
+        (t_many, n_many), (t_few, n_few) = runs["distinct"], runs["few"]
+        per = (t_many - t_few) / (n_many - n_few) * 1e9
+        topics_n = len(fanout.workload(shape).topics)
+        records.append(Record(algorithm, f"fanout-{shape}", "ns per delivered subscriber", per,
+                              "ns", note=f"{n_many / topics_n:.0f} vs {n_few / topics_n:.0f} "
+                              "subscribers per topic"))
+        records.append(Record(algorithm, f"fanout-{shape}", "lookup_many delivered/s",
+                              n_many / t_many, "subs/s"))
+    return records
+
+
+def ftm_vs_paho(algorithm: str, repeats: int) -> list[Record]:
+    """ftm (MQTT syntax) through ``lookup`` and ``lookup_many`` against paho + union."""
+    subs = [(p.replace(".", "/").replace("*", "+"), i) for i, p in enumerate(ftm_subscriptions())]
+    topics = [t.replace(".", "/") for t in ftm_messages()[:20_000]]
+    m = tm.Matcher("mqtt", algorithm)
+    for text, subscriber in subs:
+        m.subscribe(text, subscriber)
+    lookup = paho_lookup(_paho(subs))
+    paho = best_of(max(1, repeats // 2), lambda: [lookup(t) for t in topics])
+    single = m.lookup
+    ours_single = best_of(repeats, lambda: [single(t) for t in topics])
+    ours_many = best_of(repeats, lambda: m.lookup_many(topics))
+    n = len(topics)
+    return [
+        Record(algorithm, "ftm", "lookup/paho", paho / ours_single, "x",
+               note=f"{n / ours_single / 1e6:.2f} M/s against {n / paho / 1e6:.2f} M/s"),
+        Record(algorithm, "ftm", "lookup_many/paho", paho / ours_many, "x",
+               note=f"{n / ours_many / 1e6:.2f} M/s"),
+    ]
+
+
+def render(records: Sequence[Record]) -> str:
+    return "\n".join(
+        f"{r.algorithm:17} {r.workload:15} {r.metric:32} {r.value or 0:14,.2f} {r.unit:7} "
+        f"{r.note or ''}"
+        for r in records
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algorithm", default="cstrie")
+    parser.add_argument("--threads", type=int, nargs="+",
+                        default=sorted({1, 2, 4, 8, os.cpu_count() or 1}))
+    parser.add_argument("--quick", action="store_true", help="fewer and shorter runs")
+    parser.add_argument("--passes", type=Path, default=PASSES, help="the passes example binary")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args(argv)
+    repeats = 3 if args.quick else 10
+    results = scaling.scaling(
+        [args.algorithm], batches=(1000,), threads=args.threads,
+        repeats=2 if args.quick else 12, seconds=0.02 if args.quick else 0.1,
+        calls=scaling.CALLS,
+    )
+    print(scaling.render(results))
+    records = [r for s in results for r in s.records()]
+    extra = [*arrow_vs_core(args.algorithm, repeats, args.passes),
+             *fanout_figures(args.algorithm, repeats), *ftm_vs_paho(args.algorithm, repeats)]
+    print(render(extra))
+    records.extend(extra)
+    if args.json:
+        report.write_json(records, args.json)
+
+
+if __name__ == "__main__":
+    main()

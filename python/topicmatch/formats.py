@@ -1,0 +1,41 @@
+"""The file formats ``topicmatch route`` reads and writes, and how it tells them apart: plain
+Python, so that the command line checks its arguments before Spark starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Input and output formats of ``topicmatch route``.
+FORMATS = ("parquet", "csv", "jsonl")
+
+#: The format each file extension stands for.
+EXTENSIONS = {
+    ".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
+    ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
+}
+
+
+def input_format(path: str, override: str | None) -> str:
+    """The format of ``path``: ``override`` if given, else by extension (a folder of Parquet
+    files, as Spark writes them, is Parquet). Raises ``ValueError`` if it cannot tell."""
+    if override:
+        return override
+    suffix = Path(path).suffix.lower()
+    if suffix in EXTENSIONS:
+        return EXTENSIONS[suffix]
+    if Path(path).is_dir():
+        return "parquet"
+    raise ValueError(f"cannot tell the format of {path!r} from its extension: pass "
+                     f"--input-format {'|'.join(FORMATS)}")
+
+
+def local_path(path: str) -> Path | None:
+    """``path`` as a local file if it names one (no scheme, or ``file:``), else ``None``
+    (``s3a://``, ``hdfs://`` ... are checked by Spark when it reads them)."""
+    if path.startswith("file://"):
+        return Path(path[len("file://"):])
+    if path.startswith("file:"):
+        return Path(path[len("file:"):])
+    if "://" in path:
+        return None
+    return Path(path)

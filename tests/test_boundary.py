@@ -1,0 +1,207 @@
+"""The Python boundary: `lookup`, `lookup_many` and `lookup_arrow` give the naive oracle's
+answer for every algorithm, `subscriber_table` maps Arrow results back to subscribers, and
+long calls let other threads run."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import topicmatch as tm
+
+WORDS = ["a", "b", "", "$s", "*", "#", "+", ">", "a#"]
+SEP = {"amqp": ".", "mqtt": "/", "nats": "."}
+
+
+def texts(dialect: str) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(WORDS), max_size=5).map(SEP[dialect].join)
+
+
+def valid(m: tm.Matcher, topic: str) -> bool:
+    try:
+        m.lookup(topic)
+    except tm.InvalidTopic:
+        return False
+    return True
+
+
+def arrow_rows(m: tm.Matcher, topics: list[str | None]) -> list[set[object] | None]:
+    """`lookup_arrow`'s rows as sets of subscribers, through `subscriber_table`."""
+    lists = pa.array(m.lookup_arrow(pa.array(topics, pa.string())))
+    assert lists.type == pa.list_(pa.uint32())
+    table = m.subscriber_table()
+    rows: list[set[object] | None] = []
+    for row in lists.to_pylist():
+        if row is None:
+            rows.append(None)
+        else:
+            assert len(row) == len(set(row)), "a subscriber twice in one row"
+            rows.append({table[i] for i in row})
+    return rows
+
+
+@given(dialect=st.sampled_from(tm.DIALECTS), data=st.data())
+def test_every_api_of_every_algorithm_agrees_with_naive(
+    dialect: str, data: st.DataObject
+) -> None:
+    subs = data.draw(st.lists(st.tuples(texts(dialect), st.sampled_from([0, 1, 2, "x", "y"])),
+                              max_size=12))
+    drops = data.draw(st.lists(st.integers(0, 11), max_size=4))
+    matchers = [tm.Matcher(dialect, algorithm) for algorithm in tm.ALGORITHMS]
+    for m in matchers:
+        ids = []
+        for pattern, sub in subs:
+            try:
+                ids.append(m.subscribe(pattern, sub))
+            except tm.InvalidPattern:
+                pass
+        for i in drops:
+            if i < len(ids):
+                m.unsubscribe(ids[i])
+    oracle = matchers[tm.ALGORITHMS.index("naive")]
+    topics = [t for t in data.draw(st.lists(texts(dialect), max_size=10)) if valid(oracle, t)]
+    want = [set(oracle.lookup(t)) for t in topics]
+    for m in matchers:
+        singles = [m.lookup(t) for t in topics]
+        assert [len(r) == len(set(r)) for r in singles] == [True] * len(topics)
+        assert [set(r) for r in singles] == want, m.algorithm
+        assert [set(r) for r in m.lookup_many(topics)] == want, m.algorithm
+        assert arrow_rows(m, [*topics, None]) == [*want, None], m.algorithm
+
+
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+def test_subscriber_table_and_index_reuse(algorithm: str) -> None:
+    m = tm.Matcher("mqtt", algorithm)
+    a = m.subscribe("s/#", "alice")
+    m.subscribe("s/+", "bob")
+    m.subscribe("s/x", 7)
+    table = m.subscriber_table()
+    assert sorted(map(str, filter(None, table))) == ["7", "alice", "bob"]
+    row = pa.array(m.lookup_arrow(pa.array(["s/x"]))).to_pylist()[0]
+    assert {table[i] for i in row} == {"alice", "bob", 7}
+    assert m.unsubscribe(a)
+    table = m.subscriber_table()
+    assert "alice" not in table and None in table
+    # Churn through many subscribers: indices are reused, so the table stays small.
+    for i in range(2_000):
+        sid = m.subscribe("t/+", f"churn-{i}")
+        m.lookup_many(["t/a"])
+        m.unsubscribe(sid)
+    assert len(m.subscriber_table()) < 100
+    row = pa.array(m.lookup_arrow(pa.array(["s/x"]))).to_pylist()[0]
+    assert {m.subscriber_table()[i] for i in row} == {"bob", 7}
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string(), pa.string_view()])
+def test_lookup_arrow_inputs_nulls_and_errors(kind: pa.DataType) -> None:
+    m = tm.Matcher("mqtt", "trie")
+    m.subscribe("a/+", 1)
+    m.subscribe("#", 2)
+    topics = pa.array(["a/b", None, "a/+", "", "$SYS/x", "a"], type=kind)
+    with pytest.raises(tm.InvalidTopic, match=r"topic at index 2: .*mqtt"):
+        m.lookup_arrow(topics)
+    lists, errors = m.lookup_arrow(topics, errors=True)
+    table = m.subscriber_table()
+    rows = [None if r is None else sorted(table[i] for i in r)  # type: ignore[type-var]
+            for r in pa.array(lists).to_pylist()]
+    assert rows == [[1, 2], None, None, None, [], [2]]
+    reasons = pa.array(errors).to_pylist()
+    assert reasons[0] is None and reasons[1] is None and reasons[5] is None
+    assert "mqtt topic" in reasons[2] and "mqtt topic" in reasons[3]
+    assert len(lists) == len(errors) == 6
+    # A stream (a chunked array) and a slice read the same rows.
+    chunked = pa.chunked_array([topics.slice(0, 1), topics.slice(4)])
+    assert [sorted(table[i] for i in r) for r in pa.array(m.lookup_arrow(chunked)).to_pylist()
+            ] == [[1, 2], [], [2]]
+
+
+def test_lookup_arrow_rejects_what_is_not_a_string_array() -> None:
+    m = tm.Matcher("amqp")
+    with pytest.raises(TypeError, match="Arrow string"):
+        m.lookup_arrow(["a.b"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="string"):
+        m.lookup_arrow(pa.array([1, 2]))
+    big = pa.array(["x" * 300])
+    with pytest.raises(tm.LimitExceeded, match="topic at index 0"):
+        m.lookup_arrow(big)
+    assert pa.array(m.lookup_arrow(pa.array([], pa.string()))).to_pylist() == []
+
+
+def test_a_long_call_lets_other_threads_run() -> None:
+    # A naive scan of many patterns is long: the call releases the GIL, so a Python thread
+    # runs in the middle of it. (Holding the GIL, it could not: native code never yields it,
+    # so the other thread only runs before the call starts or after it returns.)
+    m = tm.Matcher("amqp", "naive")
+    for i in range(200_000):
+        m.subscribe(f"a.{i}.*.x", i)
+    topic = "a.b.c.d"
+    for _ in range(3):
+        m.lookup(topic)  # measured: later calls know they are long
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    thread = threading.Thread(target=tick)
+    thread.start()
+    calls = []
+    try:
+        time.sleep(0.01)
+        for _ in range(5):
+            start = time.perf_counter()
+            m.lookup(topic)
+            calls.append((start, time.perf_counter()))
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    # The middle of each call: a hand-over before the call starts or after it returns (on a
+    # busy machine the waiting thread may run for milliseconds there) stays outside it.
+    inside = [t for t in ticks for start, end in calls
+              if start + 0.4 * (end - start) < t < start + 0.6 * (end - start)]
+    assert all(end - start > 3e-3 for start, end in calls), "the calls are too short"
+    assert inside, "no other thread ran during a long call"
+
+
+def test_threads_share_one_matcher_under_churn() -> None:
+    m = tm.Matcher("amqp", "cstrie")
+    for i in range(50):
+        m.subscribe(f"t.{i}.*", i)
+    topics = [f"t.{i % 50}.x" for i in range(500)]
+    arrow_topics = pa.array(topics)
+    errors: list[str] = []
+
+    def churn() -> None:
+        for k in range(300):
+            sid = m.subscribe(f"t.{k % 50}.x", f"extra-{k}")
+            m.unsubscribe(sid)
+
+    def read() -> None:
+        for _ in range(30):
+            for row, topic in zip(m.lookup_many(topics), topics, strict=True):
+                base = int(topic.split(".")[1])
+                if base not in row or any(isinstance(s, str) and not s.startswith("extra-")
+                                          for s in row):
+                    errors.append(f"lookup_many {topic}: {row}")
+            lists = pa.array(m.lookup_arrow(arrow_topics)).to_pylist()
+            table = m.subscriber_table()
+            for row, topic in zip(lists, topics, strict=True):
+                if int(topic.split(".")[1]) not in {table[i] for i in row}:
+                    errors.append(f"lookup_arrow {topic}")
+
+    threads = [threading.Thread(target=f) for f in (churn, read, read)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors[:5]
