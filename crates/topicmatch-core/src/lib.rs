@@ -16,6 +16,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod bytes;
 pub mod dialect;
 pub mod engine;
 pub mod error;

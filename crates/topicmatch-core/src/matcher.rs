@@ -13,6 +13,10 @@ use crate::relation::Query;
 /// (see the registry's docs).
 pub type SubscriberId = u64;
 
+/// The id of one subscription: what [`Engine::subscribe`](crate::Engine::subscribe) returns
+/// and [`Engine::unsubscribe`](crate::Engine::unsubscribe) takes.
+pub type SubscriptionId = u64;
+
 /// What every algorithm is built from: the dialect and the limits it enforces on topics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {

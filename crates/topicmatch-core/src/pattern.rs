@@ -1,6 +1,6 @@
 //! Subscription patterns: parsed and validated once, at subscribe time.
 
-use crate::dialect::{Dialect, Limits};
+use crate::dialect::{Dialect, Limits, NATS_WHITESPACE};
 use crate::error::{Error, Limit, Result};
 use crate::topic::{check_size, split_words};
 
@@ -252,15 +252,19 @@ fn check_literal(dialect: Dialect, text: &str, index: usize, word: &str) -> Resu
                     index,
                     "subjects must not contain whitespace",
                 ))
+            } else if word.contains('\0') {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "subjects must not contain U+0000",
+                ))
             } else {
                 Ok(())
             }
         }
     }
 }
-
-/// Characters that NATS never allows in a subject (they delimit protocol fields).
-pub(crate) const NATS_WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
 
 fn multi_not_last(dialect: Dialect) -> &'static str {
     match dialect {

@@ -11,6 +11,7 @@ use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::{any_synthetic, is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
+pub use crate::matcher::SubscriptionId;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::{matched_text, Pattern};
@@ -19,9 +20,6 @@ use table::Table;
 
 mod relate;
 mod table;
-
-/// The id of one subscription: what `subscribe` returns and `unsubscribe` takes.
-pub type SubscriptionId = u64;
 
 /// One subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,33 +410,10 @@ impl Engine {
         self.next_id.load(Ordering::Relaxed)
     }
 
-    /// Rebuilds an engine from a snapshot, keeping every id. Fails if an entry is invalid or
-    /// two entries clash, so a corrupted snapshot never loads partly.
-    pub fn restore(
-        dialect: Dialect,
-        algorithm: Algorithm,
-        limits: Limits,
-        subscriptions: &[Subscription],
-        next_id: SubscriptionId,
-    ) -> Result<Self> {
-        Engine::restore_filtered(dialect, algorithm, limits, subscriptions, &[], next_id)
-    }
-
-    /// [`restore`](Self::restore) with the filters of filtered subscriptions, by id.
-    pub fn restore_filtered(
-        dialect: Dialect,
-        algorithm: Algorithm,
-        limits: Limits,
-        subscriptions: &[Subscription],
-        filters: &[(SubscriptionId, Arc<Filter>)],
-        next_id: SubscriptionId,
-    ) -> Result<Self> {
-        let mut config = Config::new(dialect);
-        config.limits = limits;
-        Engine::restore_config(algorithm, config, subscriptions, filters, next_id)
-    }
-
-    /// [`restore_filtered`](Self::restore_filtered) with every setting of `config`.
+    /// Rebuilds an engine with every setting of `config` from a snapshot: its subscriptions,
+    /// the filters of its filtered subscriptions (by id) and the id the next new subscription
+    /// gets, keeping every id. Fails if an entry is invalid or two entries clash, so a
+    /// corrupted snapshot never loads partly.
     pub fn restore_config(
         algorithm: Algorithm,
         config: Config,

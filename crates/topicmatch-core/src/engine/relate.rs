@@ -133,7 +133,7 @@ impl Engine {
 }
 
 /// The text of a pattern's words.
-fn spell(dialect: crate::Dialect, words: &[Word], sep: &str) -> String {
+fn spell(dialect: crate::dialect::Dialect, words: &[Word], sep: &str) -> String {
     let texts: Vec<&str> = words
         .iter()
         .map(|w| match w {

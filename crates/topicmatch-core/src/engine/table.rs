@@ -27,11 +27,9 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::hash::BuildHasher;
 
 use crate::dialect::Dialect;
-use crate::matcher::{shrink_if_sparse, SubscriberId};
+use crate::matcher::{shrink_if_sparse, SubscriberId, SubscriptionId};
 use crate::pattern::{matched_text, SHARE_PREFIX};
 use crate::registry::Subscriber;
-
-use super::SubscriptionId;
 
 /// Shards of each kind: a few times the cores writers are likely to run on.
 const SHARDS: usize = 32;

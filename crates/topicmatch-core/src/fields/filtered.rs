@@ -14,10 +14,9 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
-use crate::engine::SubscriptionId;
 use crate::fields::criteria::Filter;
 use crate::fields::message::Message;
-use crate::matcher::{dedup_tail, SubscriberId};
+use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 
 /// The bit that marks a synthetic subscriber id.
 const SYNTHETIC: SubscriberId = 1 << 63;

@@ -1,6 +1,6 @@
 //! The naive matcher: a map of pattern to subscribers, every pattern tried on every lookup.
 //!
-//! This is the seeds' baseline and the project's oracle: it runs the reference semantics
+//! This is the baseline the source documents measure against, and the project's oracle: it runs the reference semantics
 //! ([`Pattern::matches_words`]) and nothing else, so every other algorithm is tested against it.
 
 use parking_lot::RwLock;

@@ -16,7 +16,8 @@ use std::ptr;
 use rustc_hash::FxHashSet;
 
 use super::kids::{Key, Spelling};
-use super::raw::{Child, INode, Pin};
+use super::nodes::{Child, INode};
+use super::raw::Pin;
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
@@ -47,18 +48,18 @@ struct State<'g, 'q> {
 }
 
 /// Appends the held patterns standing in `query`'s relation to it; on error appends nothing.
-pub(super) fn related(
-    trie: &CsTrieMatcher,
-    query: &Query<'_>,
-    out: &mut Vec<Related>,
-) -> Result<()> {
-    let pin = trie.reclaim.pin();
-    let start = out.len();
-    let result = walk(trie.config.dialect, &trie.root, &pin, query, out);
-    if result.is_err() {
-        out.truncate(start);
+impl CsTrieMatcher {
+    /// Appends the held patterns standing in `query`'s relation to it (under one epoch pin);
+    /// on error appends nothing.
+    pub(super) fn related(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<()> {
+        let pin = self.reclaim.pin();
+        let start = out.len();
+        let result = walk(self.config.dialect, &self.root, &pin, query, out);
+        if result.is_err() {
+            out.truncate(start);
+        }
+        result
     }
-    result
 }
 
 fn walk<'g, 'q>(

@@ -1,5 +1,5 @@
-//! The trie's relation walk ([`Matcher::related_into`](crate::Matcher::related_into)): the
-//! trie and the query's steps ([`Query::steps`]) walked together, depth first over (node,
+//! The word trie's relation walk (what the trie algorithm's
+//! [`Matcher::related_into`](crate::Matcher::related_into) runs): the trie and the query's steps ([`Query::steps`]) walked together, depth first over (node,
 //! step) states, each visited once. A state at the last step whose node holds subscribers is
 //! a candidate: its pattern, spelt from the path, is decided exactly by [`Query::holds`].
 //!
@@ -15,7 +15,7 @@
 use rustc_hash::FxHashSet;
 
 use super::arena::{Edge, NodeId, NONE, ROOT};
-use super::Inner;
+use super::WordTrie as Inner;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::Related;
@@ -33,19 +33,22 @@ struct State {
     edge: Edge,
 }
 
-/// Appends the held patterns standing in `query`'s relation to it; on error appends nothing.
-pub(super) fn related(
-    dialect: Dialect,
-    trie: &Inner,
-    query: &Query<'_>,
-    out: &mut Vec<Related>,
-) -> Result<()> {
-    let start = out.len();
-    let result = walk(dialect, trie, query, out);
-    if result.is_err() {
-        out.truncate(start);
+impl Inner {
+    /// Appends the held patterns standing in `query`'s relation to it; on error appends
+    /// nothing.
+    pub(crate) fn related(
+        &self,
+        dialect: Dialect,
+        query: &Query<'_>,
+        out: &mut Vec<Related>,
+    ) -> Result<()> {
+        let start = out.len();
+        let result = walk(dialect, self, query, out);
+        if result.is_err() {
+            out.truncate(start);
+        }
+        result
     }
-    result
 }
 
 fn walk(dialect: Dialect, trie: &Inner, query: &Query<'_>, out: &mut Vec<Related>) -> Result<()> {
