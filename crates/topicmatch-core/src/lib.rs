@@ -31,7 +31,7 @@ mod sync;
 pub mod topic;
 
 pub use dialect::{Dialect, Limits};
-pub use engine::{Engine, Subscription, SubscriptionId};
+pub use engine::{Engine, GroupMatch, GroupPolicy, Subscription, SubscriptionId};
 pub use error::{Error, Limit, Result};
 pub use matcher::{Config, Matcher, Related, SubscriberId};
 pub use matchers::Algorithm;

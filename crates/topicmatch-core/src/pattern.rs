@@ -201,6 +201,12 @@ fn split_share(dialect: Dialect, text: &str) -> Option<(&str, &str)> {
     Some(rest.split_once('/').unwrap_or((rest, "")))
 }
 
+/// The share name of an MQTT shared subscription `$share/{name}/{filter}` (valid: parsed by
+/// [`Pattern::parse`]), else `None`.
+pub fn share_name(dialect: Dialect, text: &str) -> Option<&str> {
+    split_share(dialect, text).map(|(name, _)| name)
+}
+
 /// The part of a valid pattern `text` that is matched: the filter of an MQTT shared
 /// subscription `$share/{name}/{filter}`, else the whole text. Two subscriptions of one
 /// subscriber with the same matched text are one pattern to an algorithm.

@@ -4,8 +4,8 @@
 //! The algorithm walks its index ([`Matcher::related_into`]) and reports the patterns it holds
 //! that stand in the relation, with their subscriber ids; the engine maps each (matched text,
 //! subscriber id) back to every subscription matched as it: the one whose text it is, the MQTT
-//! shared subscriptions `$share/{name}/{filter}` of that filter, and a filtered subscription
-//! through its synthetic id. An algorithm without a walk is answered by a scan of the
+//! shared subscriptions `$share/{name}/{filter}` of that filter (when they are not groups), a
+//! filtered subscription through its synthetic id, and a group through its members. An algorithm without a walk is answered by a scan of the
 //! subscriptions, deciding the relation for each.
 //!
 //! Field criteria (`where=`) play no part: a filtered subscription is related by its pattern.
@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
+use super::groups::is_group;
 use super::{Engine, Subscription, SubscriptionId};
 use crate::error::Result;
 use crate::fields::filtered::{is_synthetic, subscription_of};
@@ -73,12 +74,13 @@ impl Engine {
                         .matched_as(dialect, &matched, sub),
                 );
             }
-            ids.extend(
-                f.subscribers
-                    .iter()
-                    .filter(|&&sub| is_synthetic(sub))
-                    .map(|&sub| subscription_of(sub)),
-            );
+            for &sub in f.subscribers.iter().filter(|&&sub| is_synthetic(sub)) {
+                if is_group(sub) {
+                    ids.extend(self.groups.subscriptions_of(sub));
+                } else {
+                    ids.push(subscription_of(sub));
+                }
+            }
         }
         let unique: FxHashSet<SubscriptionId> = ids.into_iter().collect();
         let mut held = Vec::with_capacity(unique.len());
@@ -86,7 +88,7 @@ impl Engine {
             let shard = self.table.id_shard(id);
             if let Some((text, sub)) = shard.get(&id) {
                 // Under the id's shard: a filtered subscription still held keeps its filter.
-                held.push((id, text.clone(), self.filters.real(*sub)));
+                held.push((id, text.clone(), self.real(*sub)));
             }
         }
         self.resolve_held(held)
@@ -99,7 +101,7 @@ impl Engine {
             held.extend(
                 shard
                     .iter()
-                    .map(|(id, (text, sub))| (*id, text.clone(), self.filters.real(*sub))),
+                    .map(|(id, (text, sub))| (*id, text.clone(), self.real(*sub))),
             );
         }
         let mut kept = Vec::new();
