@@ -12,6 +12,7 @@ mod criteria;
 mod errors;
 mod fields;
 mod gil;
+mod groups;
 mod matcher;
 mod objects;
 mod relations;
