@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
                 messages, subs, dialect=args.dialect, algorithm=args.algorithm,
                 topic_col=args.topic_col, pattern_col=args.pattern_col,
                 subscriber_col=args.subscriber_col, keep_unmatched=args.keep_unmatched,
-                cache_capacity=args.cache_capacity,
+                cache_capacity=args.cache_capacity, group_col=args.group_col,
             )
         except InvalidSubscriptions as exc:
             print(exc, file=sys.stderr)
