@@ -267,34 +267,20 @@ pub fn differential(data: &[u8]) {
                 else {
                     break;
                 };
-                let subscriber = subscriber(s);
-                let expected = oracle.subscribe_group(&pattern, &subscriber, &group);
-                for e in others {
-                    let got = e.subscribe_group(&pattern, &subscriber, &group);
-                    assert_eq!(
-                        got,
-                        expected,
-                        "{} subscribe {pattern:?} in {group:?}",
-                        e.algorithm()
-                    );
-                }
-                if let Ok(id) = expected {
-                    ids.push(id);
-                }
+                subscribe_all(
+                    oracle,
+                    others,
+                    &pattern,
+                    &subscriber(s),
+                    Some(&group),
+                    &mut ids,
+                );
             }
             0 | 1 => {
                 let (Some(pattern), Some(s)) = (input.text(dialect), input.byte()) else {
                     break;
                 };
-                let subscriber = subscriber(s);
-                let expected = oracle.subscribe(&pattern, &subscriber);
-                for e in others {
-                    let got = e.subscribe(&pattern, &subscriber);
-                    assert_eq!(got, expected, "{} subscribe {pattern:?}", e.algorithm());
-                }
-                if let Ok(id) = expected {
-                    ids.push(id);
-                }
+                subscribe_all(oracle, others, &pattern, &subscriber(s), None, &mut ids);
             }
             2 => {
                 let Some(i) = input.byte() else {
@@ -355,6 +341,35 @@ pub fn differential(data: &[u8]) {
         );
         assert_eq!(e.groups(), oracle.groups(), "{}", e.algorithm());
         assert_eq!(e.next_id(), oracle.next_id());
+    }
+}
+
+/// Subscribes on every engine (into `group` if given), which must all answer as `naive`;
+/// keeps the id.
+fn subscribe_all(
+    oracle: &Engine,
+    others: &[Engine],
+    pattern: &str,
+    subscriber: &Subscriber,
+    group: Option<&str>,
+    ids: &mut Vec<u64>,
+) {
+    let subscribe = |e: &Engine| match group {
+        Some(group) => e.subscribe_group(pattern, subscriber, group),
+        None => e.subscribe(pattern, subscriber),
+    };
+    let expected = subscribe(oracle);
+    for e in others {
+        let got = subscribe(e);
+        assert_eq!(
+            got,
+            expected,
+            "{} subscribe {pattern:?} in {group:?}",
+            e.algorithm()
+        );
+    }
+    if let Ok(id) = expected {
+        ids.push(id);
     }
 }
 

@@ -142,10 +142,26 @@ thread_local! {
 
 /// Removes duplicates from `out[start..]`, keeping each id's first occurrence in place: the
 /// shared tail step of algorithms whose walk can reach one subscriber through several
-/// patterns. One array read and write per id (a stamp in a per-thread array as long as the
-/// largest id seen, at most 64 MiB), no hashing and no sort.
+/// patterns. A few ids are compared with each other; more take one array read and write per
+/// id (a stamp in a per-thread array as long as the largest id seen, at most 64 MiB), no
+/// hashing and no sort.
 pub fn dedup_tail(out: &mut Vec<SubscriberId>, start: usize) {
-    if out.len() - start < 2 {
+    /// Up to this many ids, comparing each with those kept costs less than the stamps.
+    const FEW: usize = 16;
+    let len = out.len() - start;
+    if len < 2 {
+        return;
+    }
+    if len <= FEW {
+        let mut kept = start + 1;
+        for i in start + 1..out.len() {
+            let id = out[i];
+            if !out[start..kept].contains(&id) {
+                out[kept] = id;
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
         return;
     }
     let sparse = STAMPS.with(|stamps| stamps.borrow_mut().keep_first(out, start));

@@ -12,7 +12,8 @@
 //! Group indices are never reused (a 61-bit counter), so a group id a concurrent lookup found
 //! names that group or, once it is gone, nothing. Membership changes take one writers' lock
 //! for their whole step, algorithm insert or remove included, so a subscribe or unsubscribe
-//! that returned is seen by every later lookup; lookups only read the table.
+//! that returned is seen by every later lookup. Lookups take no lock: they read each group's
+//! members from its current version ([`views`](super::views)).
 
 use std::cell::Cell;
 use std::hash::BuildHasher;
@@ -23,9 +24,11 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
+pub(super) use super::views::{pin, Pin};
+use super::views::{View, Views};
 use crate::dialect::{Dialect, NATS_WHITESPACE};
 use crate::error::Error;
-use crate::matcher::{SubscriberId, SubscriptionId};
+use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 
 /// Every id that is not a registry id has this bit (filtered subscriptions, groups, members).
 pub(super) const SYNTHETIC: SubscriberId = 1 << 63;
@@ -47,6 +50,12 @@ pub(super) fn is_group(id: SubscriberId) -> bool {
 #[inline]
 pub(super) fn is_member(id: SubscriberId) -> bool {
     id & (SYNTHETIC | GROUP | MEMBER) == SYNTHETIC | MEMBER
+}
+
+/// The index of group id `id` in the versions' array.
+#[inline]
+fn index_of(id: SubscriberId) -> usize {
+    (id & LOW) as usize
 }
 
 /// How a group's member is chosen for a message.
@@ -140,8 +149,18 @@ struct Group {
     pattern: Arc<str>,
     /// Each member and how many of its subscriptions hold it here.
     members: Vec<(SubscriberId, u32)>,
-    /// Round-robin position.
-    turn: AtomicUsize,
+    /// Round-robin position, shared with every version lookups read.
+    turn: Arc<AtomicUsize>,
+}
+
+impl Group {
+    /// The version lookups read.
+    fn view(&self) -> View {
+        View {
+            members: self.members.iter().map(|(s, _)| *s).collect(),
+            turn: Arc::clone(&self.turn),
+        }
+    }
 }
 
 /// One group subscription.
@@ -167,6 +186,8 @@ struct Inner {
 /// The groups of one engine and the policy choosing their members.
 pub(super) struct GroupTable {
     inner: RwLock<Inner>,
+    /// What lookups read: each group's members, by group index.
+    views: Views,
     /// Held by a membership change for its whole step, the algorithm's change included.
     writers: Mutex<()>,
     policy: GroupPolicy,
@@ -203,6 +224,7 @@ impl GroupTable {
     pub(super) fn new(policy: GroupPolicy) -> Self {
         GroupTable {
             inner: RwLock::default(),
+            views: Views::default(),
             writers: Mutex::new(()),
             policy,
             count: AtomicUsize::new(0),
@@ -264,7 +286,7 @@ impl GroupTable {
                     name: key.0.clone(),
                     pattern: key.1.clone(),
                     members: Vec::new(),
-                    turn: AtomicUsize::new(0),
+                    turn: Arc::new(AtomicUsize::new(0)),
                 },
             );
             self.count.fetch_add(1, Ordering::Release);
@@ -272,9 +294,11 @@ impl GroupTable {
             g
         };
         let group = inner.groups.get_mut(&group_id).expect("held group");
-        match group.members.iter_mut().find(|(s, _)| *s == subscriber) {
-            Some((_, refs)) => *refs += 1,
-            None => group.members.push((subscriber, 1)),
+        if let Some((_, refs)) = group.members.iter_mut().find(|(s, _)| *s == subscriber) {
+            *refs += 1;
+        } else {
+            group.members.push((subscriber, 1));
+            self.views.set(index_of(group_id), Some(group.view()));
         }
         inner.by_key.insert((key.0, text.clone(), subscriber), id);
         inner.held.insert(
@@ -305,6 +329,8 @@ impl GroupTable {
         if group.members[at].1 == 0 {
             // In order: `hash` keeps its choices for the members that stay where it can.
             group.members.remove(at);
+            let view = (!group.members.is_empty()).then(|| group.view());
+            self.views.set(index_of(held.group), view);
         }
         let emptied = group.members.is_empty();
         let pattern = group.pattern.clone();
@@ -351,23 +377,45 @@ impl GroupTable {
     }
 
     /// Replaces each group id in `out[start..]` by one of its members, chosen for `topic`
-    /// (a group that left meanwhile is dropped); other ids stay.
-    pub(super) fn pick_tail(&self, topic: &str, out: &mut Vec<SubscriberId>, start: usize) {
-        let inner = self.inner.read();
+    /// (a group that left meanwhile is dropped), and drops the ids kept twice (a member that
+    /// is also a plain subscriber, or two groups' pick); the other ids are distinct already.
+    /// Takes no lock; `pin` must be held since before the lookup that found the ids.
+    #[inline]
+    pub(super) fn pick_tail(
+        &self,
+        pin: &Pin,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        start: usize,
+    ) {
+        /// Up to this many ids, each pick is compared with those kept; beyond, one
+        /// de-duplication of the whole tail.
+        const FEW: usize = 16;
+        let few = out.len() - start <= FEW;
+        let views = self.views.reader(pin);
         let mut kept = start;
+        let mut picked = false;
         for i in start..out.len() {
             let id = out[i];
             let real = if is_group(id) {
-                inner.groups.get(&id).map(|g| self.pick(g, topic))
+                picked = true;
+                match views.get(index_of(id)) {
+                    Some(v) => self.pick(v, topic),
+                    None => continue,
+                }
             } else {
-                Some(id)
+                id
             };
-            if let Some(real) = real {
-                out[kept] = real;
-                kept += 1;
+            if few && picked && out[start..kept].contains(&real) {
+                continue;
             }
+            out[kept] = real;
+            kept += 1;
         }
         out.truncate(kept);
+        if !few && picked {
+            dedup_tail(out, start);
+        }
     }
 
     /// Splits the group ids out of `out[start..]` into `groups`, each with its members.
@@ -400,13 +448,13 @@ impl GroupTable {
         out.truncate(kept);
     }
 
-    fn pick(&self, group: &Group, topic: &str) -> SubscriberId {
+    fn pick(&self, group: &View, topic: &str) -> SubscriberId {
         let n = group.members.len();
         let at = match self.policy {
             GroupPolicy::RoundRobin => group.turn.fetch_add(1, Ordering::Relaxed) % n,
             GroupPolicy::Random => random_below(n),
             GroupPolicy::Hash => (FxBuildHasher.hash_one(topic) >> 32) as usize % n,
         };
-        group.members[at].0
+        group.members[at]
     }
 }

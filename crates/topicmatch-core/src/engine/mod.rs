@@ -23,6 +23,7 @@ use table::Table;
 mod groups;
 mod relate;
 mod table;
+mod views;
 
 /// One subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -408,9 +409,25 @@ impl Engine {
         out: &mut Vec<SubscriberId>,
     ) -> Result<()> {
         let start = out.len();
-        self.matcher.lookup_into(topic, out)?;
+        if self.groups.is_empty() {
+            self.matcher.lookup_into(topic, out)?;
+        } else {
+            // One pin for the walk and the groups' versions (the algorithm's own pin, if it
+            // takes one, is then nested, which costs next to nothing).
+            let pinned = groups::pin();
+            self.matcher.lookup_into(topic, out)?;
+            if any_synthetic(&out[start..]) {
+                if self.filters.is_empty() {
+                    // Only groups: their picks are de-duplicated as they are made.
+                    self.groups.pick_tail(&pinned, topic, out, start);
+                } else {
+                    self.resolve_synthetic(&pinned, topic, out, start, fields);
+                }
+            }
+            return Ok(());
+        }
         if any_synthetic(&out[start..]) {
-            self.resolve_synthetic(topic, out, start, fields);
+            self.resolve_synthetic(&groups::pin(), topic, out, start, fields);
         }
         Ok(())
     }
@@ -422,19 +439,16 @@ impl Engine {
     #[inline(never)]
     fn resolve_synthetic(
         &self,
+        pinned: &groups::Pin,
         topic: &str,
         out: &mut Vec<SubscriberId>,
         start: usize,
         fields: &Message,
     ) {
         if !self.groups.is_empty() {
-            self.groups.pick_tail(topic, out, start);
+            self.groups.pick_tail(pinned, topic, out, start);
         }
-        if self.filters.is_empty() {
-            dedup_tail(out, start);
-        } else {
-            self.filters.resolve_tail(out, start, fields);
-        }
+        self.filters.resolve_tail(out, start, fields);
     }
 
     /// [`lookup_fields_into`](Self::lookup_fields_into) with the groups apart: appends to
