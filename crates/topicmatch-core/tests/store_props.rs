@@ -9,8 +9,23 @@ use topicmatch_core::topic::split_words;
 use topicmatch_core::{Dialect, Limits, Pattern, TopicStore};
 
 /// Words topics and filters are made of: empty words, `$` first levels, shared prefixes, a
-/// byte below the separator (`-`) and wildcard characters inside words.
-const WORDS: [&str; 8] = ["a", "b", "", "$s", "ab", "a-b", "x*", "#y"];
+/// byte below the separator (`-`), wildcard characters inside words, and words about eight
+/// bytes long (the store spells words up to eight bytes in its nodes and interns longer ones)
+/// sharing their first eight bytes.
+const WORDS: [&str; 12] = [
+    "a",
+    "b",
+    "",
+    "$s",
+    "ab",
+    "a-b",
+    "x*",
+    "#y",
+    "abcdefgh",
+    "abcdefghi",
+    "abcdefgh-z",
+    "$abcdefghi",
+];
 
 fn text(dialect: Dialect, words: &[String]) -> String {
     words.join(&char::from(dialect.separator()).to_string())

@@ -44,22 +44,27 @@
 //!
 //! # Structure
 //!
-//! A trie of words ([`tree`]): a node per distinct topic prefix, so shared prefixes are stored
-//! once, and words interned ([`words`]) so each distinct word's text is stored once and edges
-//! hold `u32` ids. A node's children ([`kids`]) are sorted by their words' bytes: inline up to
-//! one, a sorted vector up to 32, sorted blocks plus a hash index past that. A filter
-//! ([`query`]) is answered by one depth-first walk ([`walk`]): a literal word follows one
-//! edge, `+`/`*` visits the children of the nodes reached, a last `#`/`>` takes the subtree
-//! whole. Removing a topic prunes the nodes it alone used and frees words no edge uses; the
-//! arena compacts once more than half of it is free.
-//!
+//! A radix trie of words ([`tree`]): a node per branching topic prefix, a chain without
+//! branches being one node, so shared prefixes are stored once. A node's children ([`kids`])
+//! are the child nodes themselves, sorted by their words' bytes, in one vector up to 32 and
+//! in blocks of at most 16 past that, so the nodes of one level lie side by side in memory in
+//! walk order however the topics were inserted. Each node carries its word's first eight
+//! bytes ([`node`]): words up to eight bytes are spelled there and never looked up; longer
+//! words, and the words of a chain after its first, are interned ([`words`]) so each distinct
+//! text is stored once. A filter ([`query`]) is answered by one depth-first walk ([`walk`]):
+//! a literal word follows one edge, `+`/`*` visits the children of the nodes reached, a last
+//! `#`/`>` takes the subtree whole, and the topic text is rebuilt in one buffer as the walk
+//! descends (each result costs the words that differ from the previous one's). Removing a
+//! topic prunes the nodes it alone used, frees words no node uses, and gives back vectors'
+//! spare room.
+
 //! # Concurrency
 //!
 //! All methods take `&self`; the trie sits behind one reader-writer lock (`parking_lot`,
 //! task-fair: a waiting writer is not starved by a stream of readers). Queries, lookups and
 //! counts hold it shared and run in parallel with each other; inserts and removals hold it
-//! exclusively for one trie update (O(topic words), plus the rare compaction), validation and
-//! parsing done before. Every call is atomic: a query sees the store as it was at one
+//! exclusively for one trie update (O(topic words), plus a rare renumbering of the interned
+//! words after many removals), validation and parsing done before. Every call is atomic: a query sees the store as it was at one
 //! instant, between writes. [`Reader::page`] bounds how long a huge result holds the lock: a
 //! caller that reads a result page by page sees each page at one instant, and a topic stored
 //! for the whole of its reading is returned exactly once, in order; a topic inserted or
@@ -69,6 +74,7 @@
 
 mod found;
 mod kids;
+mod node;
 mod query;
 mod tree;
 mod walk;
@@ -241,10 +247,10 @@ impl<V> TopicStore<V> {
         drop(old);
     }
 
-    /// Rebuilds the trie in the order walks read it and without free slots (removals do this
-    /// by themselves once half the arena is free). Stores grown by inserts in random order
-    /// answer big queries faster after it: siblings become neighbours in memory. O(topics),
-    /// under the write lock.
+    /// Gives back the spare room of every vector of the trie, and renumbers the interned
+    /// words if most of their slots are free (removals do both by themselves, in part). The
+    /// order of the nodes in memory needs no upkeep: each level is stored in walk order.
+    /// O(topics), under the write lock.
     pub fn compact(&self) {
         self.tree.write().compact();
     }
