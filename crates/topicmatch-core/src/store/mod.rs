@@ -73,6 +73,7 @@
 //! whose drop does work (a Python object) never runs it under the lock.
 
 mod found;
+mod hint;
 mod kids;
 mod node;
 mod query;
@@ -85,13 +86,26 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::pattern::Pattern;
-use crate::topic::{parse_topic, split_words, Words};
+use crate::topic::{check_topic, parse_topic, split_words, Words};
 
 pub use found::Found;
 
+use hint::prefetch;
 use query::Query;
 use tree::Tree;
 use walk::{Target, Walk};
+
+/// How many topics ahead a bulk insert asks for a topic's text and value.
+const INSERT_AHEAD: usize = 8;
+
+/// The first sixteen bytes of `text`, zero-padded, as a number that orders as they do: the key
+/// that groups a bulk insert's topics by where they go in the trie.
+fn head16(text: &str) -> u128 {
+    let mut head = [0u8; 16];
+    let n = text.len().min(16);
+    head[..n].copy_from_slice(&text.as_bytes()[..n]);
+    u128::from_be_bytes(head)
+}
 
 /// The limits of one store: a topic's size and depth (topics and filters alike) and how many
 /// topics it holds. Exceeding one is a [`Error::LimitExceeded`].
@@ -213,6 +227,66 @@ impl<V> TopicStore<V> {
             ));
         }
         Ok(tree.insert(&words, value))
+    }
+
+    /// Stores every `(topic, value)` of `items`, as [`insert`](Self::insert)s in their order
+    /// would (a topic given twice keeps its last value), under one write lock and faster for
+    /// many topics: they are inserted in the order of their first bytes, so that consecutive
+    /// inserts reach the same part of the trie while it is in cache. Every topic is
+    /// validated, and `max_topics` checked, before anything is stored: an error changes
+    /// nothing. The values replaced are dropped after the lock is released.
+    pub fn insert_many<S: AsRef<str>>(
+        &self,
+        items: impl IntoIterator<Item = (S, V)>,
+    ) -> Result<()> {
+        let (topics, values): (Vec<S>, Vec<V>) = items.into_iter().unzip();
+        let limits = self.limits.text();
+        // Each topic's text, its sixteen first bytes as the sort key, and its place in the
+        // batch (to take its value): sorted by key, a stable sort, so that a topic given
+        // twice keeps the order of its values.
+        let mut order: Vec<(u128, &str, usize)> = Vec::with_capacity(topics.len());
+        for (i, topic) in topics.iter().enumerate() {
+            let topic = topic.as_ref();
+            check_topic(self.dialect, &limits, topic)?;
+            order.push((head16(topic), topic, i));
+        }
+        order.sort_by_key(|&(key, _, _)| key);
+        let mut values: Vec<Option<V>> = values.into_iter().map(Some).collect();
+        let mut replaced = Vec::new();
+        let mut tree = self.tree.write();
+        if tree.len().saturating_add(order.len()) > self.limits.max_topics {
+            let after = tree.len() + self.fresh_topics(&tree, &order);
+            if after > self.limits.max_topics {
+                drop(tree);
+                return Err(Error::limit(Limit::Topics, self.limits.max_topics, after));
+            }
+        }
+        for (n, &(_, topic, i)) in order.iter().enumerate() {
+            if let Some(&(_, soon, j)) = order.get(n + INSERT_AHEAD) {
+                // In this order the texts and values are no longer where the batch put them
+                // side by side: ask for them early.
+                prefetch(soon.as_ptr());
+                prefetch(std::ptr::from_ref(&values[j]).cast());
+            }
+            let value = values[i].take().expect("each value is taken once");
+            let words: Words = split_words(self.dialect, topic).collect();
+            replaced.extend(tree.insert(&words, value));
+        }
+        drop(tree);
+        drop(replaced);
+        Ok(())
+    }
+
+    /// How many distinct topics of `order` are not stored.
+    fn fresh_topics(&self, tree: &Tree<V>, order: &[(u128, &str, usize)]) -> usize {
+        let mut fresh = rustc_hash::FxHashSet::default();
+        for &(_, topic, _) in order {
+            let words: Words = split_words(self.dialect, topic).collect();
+            if tree.get(&words).is_none() {
+                fresh.insert(topic);
+            }
+        }
+        fresh.len()
     }
 
     /// Removes `topic`; returns its value, `None` if it was not stored.

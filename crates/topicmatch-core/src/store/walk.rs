@@ -26,6 +26,7 @@
 
 use std::cmp::Ordering;
 
+use super::hint::prefetch;
 use super::kids::{Cursor, Loc};
 use super::node::{Node, Probe};
 use super::query::{Query, Step, Token};
@@ -36,20 +37,6 @@ use super::words::Words;
 /// quarter as far ahead, for the text of a word too long to be inline in its label: the
 /// interner's slot, then the bytes), so that those misses overlap.
 const PREFETCH_AHEAD: usize = 8;
-
-/// Asks for the cache line at `address` without waiting for it.
-#[inline(always)]
-#[allow(clippy::inline_always)] // a single instruction
-fn prefetch(address: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults, whatever the address, and reads
-    // nothing the program sees; SSE, which it needs, is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
-}
 
 /// Asks for the memory of the children ahead before a walk gets there (blocks are separate
 /// allocations; a node may straddle two cache lines), without reading it yet; then, with
