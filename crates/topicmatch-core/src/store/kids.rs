@@ -23,7 +23,7 @@ const FEW_MAX: usize = 32;
 /// Blocks go back to a single vector at this many children.
 const WIDE_MIN: usize = 16;
 /// Most children in one block; one more splits it in two.
-const BLOCK_MAX: usize = 16;
+const BLOCK_MAX: usize = 32;
 
 /// Where a child is (or would go) among a node's children: block `block` (0 for a single
 /// vector), place `at`.
@@ -56,6 +56,16 @@ pub(crate) struct Wide<V> {
 pub(crate) struct Cursor<'t, V> {
     nodes: slice::Iter<'t, Node<V>>,
     blocks: slice::Iter<'t, Vec<Node<V>>>,
+}
+
+impl<V> Default for Cursor<'_, V> {
+    /// No child.
+    fn default() -> Self {
+        Cursor {
+            nodes: [].iter(),
+            blocks: [].iter(),
+        }
+    }
 }
 
 impl<'t, V> Cursor<'t, V> {
@@ -168,8 +178,8 @@ impl<V> Wide<V> {
         }
         let nodes = &mut self.blocks[block];
         if nodes.len() == nodes.capacity() {
-            // Grow by doubling, but never past a full block.
-            nodes.reserve_exact(nodes.len().clamp(1, BLOCK_MAX - nodes.len()));
+            // Grow by a quarter block, so a block wastes at most that much room.
+            nodes.reserve_exact((BLOCK_MAX / 4).min(BLOCK_MAX - nodes.len()));
         }
         nodes.insert(at, node);
         if at + 1 == nodes.len() {
@@ -206,10 +216,7 @@ impl<V> Kids<V> {
     #[inline]
     pub(crate) fn cursor(&self, loc: Loc) -> Cursor<'_, V> {
         match self {
-            Kids::None => Cursor {
-                nodes: [].iter(),
-                blocks: [].iter(),
-            },
+            Kids::None => Cursor::default(),
             Kids::Few(nodes) => Cursor {
                 nodes: nodes[loc.at..].iter(),
                 blocks: [].iter(),
@@ -219,10 +226,7 @@ impl<V> Kids<V> {
                     nodes: block[loc.at..].iter(),
                     blocks: wide.blocks[loc.block + 1..].iter(),
                 },
-                None => Cursor {
-                    nodes: [].iter(),
-                    blocks: [].iter(),
-                },
+                None => Cursor::default(),
             },
         }
     }

@@ -47,7 +47,7 @@
 //! A radix trie of words ([`tree`]): a node per branching topic prefix, a chain without
 //! branches being one node, so shared prefixes are stored once. A node's children ([`kids`])
 //! are the child nodes themselves, sorted by their words' bytes, in one vector up to 32 and
-//! in blocks of at most 16 past that, so the nodes of one level lie side by side in memory in
+//! in blocks of at most 32 past that, so the nodes of one level lie side by side in memory in
 //! walk order however the topics were inserted. Each node carries its word's first eight
 //! bytes ([`node`]): words up to eight bytes are spelled there and never looked up; longer
 //! words, and the words of a chain after its first, are interned ([`words`]) so each distinct

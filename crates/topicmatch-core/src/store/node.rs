@@ -146,7 +146,7 @@ impl Label {
         if self.is_inline() {
             out.extend_from_slice(&self.head.to_be_bytes()[..self.len as usize]);
         } else {
-            out.extend_from_slice(words.text(self.word).as_bytes());
+            out.extend_from_slice(words.bytes(self.word));
         }
     }
 
@@ -158,7 +158,7 @@ impl Label {
                 // Same first bytes, one word at most that long: the shorter is a prefix.
                 self.len.cmp(&probe.len)
             } else {
-                words.text(self.word).as_bytes()[INLINE..].cmp(&probe.text.as_bytes()[INLINE..])
+                words.bytes(self.word)[INLINE..].cmp(&probe.text.as_bytes()[INLINE..])
             }
         })
     }

@@ -42,7 +42,8 @@ const PREFETCH_AHEAD: usize = 8;
 /// allocations; a node may straddle two cache lines), without reading it yet; then, with
 /// `texts` (every child's text will be read), the text of a long word of a child asked for
 /// before.
-#[inline]
+#[inline(always)]
+#[allow(clippy::inline_always)] // once per child visited: a call would cost as much as its body
 fn look_ahead<V>(words: &Words, kids: &Cursor<'_, V>, texts: bool) {
     if let Some(far) = kids.ahead(PREFETCH_AHEAD) {
         let at: *const u8 = std::ptr::from_ref(far).cast();
@@ -384,12 +385,67 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
         }
     }
 
+    /// Visits the children left to the top frame, a subtree frame past the bound (the bulk of
+    /// a big answer: every topic below is returned), in one tight loop: until a child has
+    /// children of its own (its frame pushed) or none is left (the frame popped). Returns
+    /// `false` if `emit` asked to stop.
+    fn drain_subtree(&mut self, emit: &mut impl FnMut(&str, &V) -> bool) -> bool {
+        let words = &self.tree.words;
+        let top = self.frames.last_mut().expect("a frame to visit");
+        let (depth, text_len) = (top.depth, top.text_len);
+        let mut kids = std::mem::take(&mut top.kids);
+        let hide = depth == 0 && self.query.is_some_and(|q| q.hides_dollar);
+        while let Some(node) = kids.next() {
+            look_ahead(words, &kids, self.texts);
+            if hide && node.label.starts_with(b'$') {
+                continue;
+            }
+            if self.texts {
+                self.text.truncate(text_len as usize);
+                if depth > 0 {
+                    self.text.push(self.sep);
+                }
+                node.label.push_to(words, &mut self.text);
+                for &w in &node.rest {
+                    self.text.push(self.sep);
+                    self.text.extend_from_slice(words.bytes(w));
+                }
+            }
+            if let Some(v) = &node.value {
+                if !emit(topic(&self.text), v) {
+                    return false;
+                }
+            }
+            if !node.kids.is_empty() {
+                self.frames.last_mut().expect("this frame").kids = kids;
+                self.frames.push(Frame {
+                    kids: node.kids.cursor(Loc::default()),
+                    depth: depth + 1 + node.rest.len() as u32,
+                    text_len: self.text.len() as u32,
+                    bound: Bound::Free,
+                    start: 0,
+                    end: 0,
+                    subtree: true,
+                });
+                return true;
+            }
+        }
+        self.frames.pop();
+        true
+    }
+
     /// Visits what the frames on the stack have left, in order.
     fn drain(&mut self, emit: &mut impl FnMut(&str, &V) -> bool) -> bool {
         let tree = self.tree;
         let words = &tree.words;
         let hides_dollar = self.query.is_some_and(|q| q.hides_dollar);
         while let Some(top) = self.frames.last_mut() {
+            if top.subtree && top.bound == Bound::Free {
+                if !self.drain_subtree(emit) {
+                    return false;
+                }
+                continue;
+            }
             let Some(node) = top.kids.next() else {
                 self.frames.pop();
                 continue;
@@ -398,37 +454,6 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
             let (start, end, subtree) = (top.start, top.end, top.subtree);
             look_ahead(words, &top.kids, subtree && self.texts);
             if depth == 0 && hides_dollar && node.label.starts_with(b'$') {
-                continue;
-            }
-            if subtree && bound == Bound::Free {
-                // The bulk of a big answer: every topic below is returned.
-                if self.texts {
-                    self.text.truncate(text_len as usize);
-                    if depth > 0 {
-                        self.text.push(self.sep);
-                    }
-                    node.label.push_to(words, &mut self.text);
-                    for &w in &node.rest {
-                        self.text.push(self.sep);
-                        self.text.extend_from_slice(words.text(w).as_bytes());
-                    }
-                }
-                if let Some(v) = &node.value {
-                    if !emit(topic(&self.text), v) {
-                        return false;
-                    }
-                }
-                if !node.kids.is_empty() {
-                    self.frames.push(Frame {
-                        kids: node.kids.cursor(Loc::default()),
-                        depth: depth + 1 + node.rest.len() as u32,
-                        text_len: self.text.len() as u32,
-                        bound,
-                        start: 0,
-                        end: 0,
-                        subtree: true,
-                    });
-                }
                 continue;
             }
             if subtree {

@@ -60,6 +60,13 @@ impl Words {
         text_of(&self.texts, self.slots[id as usize])
     }
 
+    /// The UTF-8 bytes of word `id` (no character boundary to check, as slicing a `str` does).
+    #[inline]
+    pub(crate) fn bytes(&self, id: WordId) -> &[u8] {
+        let slot = self.slots[id as usize];
+        &self.texts.as_bytes()[slot.start..slot.start + slot.len as usize]
+    }
+
     /// Where word `id`'s slot is, for a prefetch.
     #[inline]
     pub(crate) fn slot_address(&self, id: WordId) -> *const u8 {
