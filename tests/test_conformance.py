@@ -102,7 +102,8 @@ def test_broker_suite(suite: dict[str, Any], algorithm: str) -> None:
     _check_rejected(dialect, algorithm, suite)
     _check_validity(dialect, algorithm, suite)
     for scenario in suite.get("scenarios", []):
-        _run_scenario(dialect, algorithm, source, scenario["steps"])
+        _run_scenario(dialect, algorithm, source, scenario["steps"],
+                      scenario.get("shared_subscriptions"))
     _check_counts_and_equivalences(dialect, algorithm, suite)
 
 
@@ -167,8 +168,9 @@ def _check_counts_and_equivalences(dialect: str, algorithm: str, suite: dict[str
             assert a.lookup(topic) == b.lookup(topic), (suite["source"], first, second, topic)
 
 
-def _run_scenario(dialect: str, algorithm: str, source: str, steps: list[dict[str, Any]]) -> None:
-    m = tm.Matcher(dialect=dialect, algorithm=algorithm)
+def _run_scenario(dialect: str, algorithm: str, source: str, steps: list[dict[str, Any]],
+                  shared: bool | None = None) -> None:
+    m = tm.Matcher(dialect=dialect, algorithm=algorithm, shared_subscriptions=shared)
     ids: dict[tuple[str, str], int] = {}
     for step in steps:
         for pattern, subscriber in step.get("bind", []):

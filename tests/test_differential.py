@@ -1,5 +1,6 @@
 """Hypothesis: every algorithm against the naive oracle on a tiny alphabet (empty words, `$`
-words, every wildcard of every dialect)."""
+words, every wildcard of every dialect): lookups, and each text as a pattern for
+``covering`` / ``intersecting``."""
 
 from __future__ import annotations
 
@@ -42,3 +43,6 @@ def test_algorithms_agree_with_naive(dialect: str, data: st.DataObject) -> None:
         for m in others:
             assert outcome(lambda: m.lookup(topic)) == want, (m.algorithm, topic)
             assert outcome(lambda: m.matches_any(topic)) == outcome(lambda: oracle.matches_any(topic))
+            for relate in ("covering", "intersecting"):
+                related = outcome(lambda: getattr(oracle, relate)(topic))
+                assert outcome(lambda: getattr(m, relate)(topic)) == related, (m.algorithm, relate)

@@ -32,7 +32,8 @@ def seed_matcher(mode: str) -> tm.FieldMatcher:
 
 
 def test_seed_worked_example() -> None:
-    """Seeds 000/001, "Field Matching Example": hit counts, then AND and OR results."""
+    """The "Field Matching Example" of "Fast topic matching" and "High-speed message matching":
+    hit counts, then AND and OR results."""
     and_, or_ = seed_matcher("all"), seed_matcher("any")
     hits = {name: and_.hits(msg) for name, msg in SEED_MESSAGES.items()}
     assert hits == {"A": {2: 1}, "B": {0: 1, 3: 1}, "C": {1: 1, 2: 2}}

@@ -7,7 +7,7 @@
 //! The `trie` (one lock for writers) is the baseline row; `naive` runs at 1-4 threads only, with
 //! fewer operations, since each of its lookups scans every pattern.
 //!
-//! Also `bulk_load`: 10k and 100k children loaded under one node, which the seed's CS-trie
+//! Also `bulk_load`: 10k and 100k children loaded under one node, which the CS-trie of "Fast Topic Matching"
 //! does in quadratic time (it copies the child map per insert).
 
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! The seed's microbenchmarks, `cold` and `hot`: subscribe, unsubscribe and one lookup, per
+//! The microbenchmarks of "Fast Topic Matching", `cold` and `hot`: subscribe, unsubscribe and one lookup, per
 //! algorithm beside `floor` (one exact hash-map insert, removal or lookup).
 //!
 //! Subscribe and unsubscribe are timed one call at a time (the clock read, ~20 ns, is in every
@@ -144,7 +144,7 @@ fn lookup_one(c: &mut Criterion, micro: &Micro) {
         let engine = engine(algorithm, micro);
         out.clear();
         engine.lookup_into(MICRO_PROBE_TOPIC, &mut out).unwrap();
-        // The seed's flaw, fixed: the hot probe matches loaded patterns, not only its own.
+        // Unlike the article's harness, the hot probe matches loaded patterns, not only its own.
         assert!(
             micro.name != "hot" || out.len() > 1,
             "hot lookup must touch loaded patterns"

@@ -1,8 +1,9 @@
 //! Workloads and baselines shared by the benchmark groups.
 //!
-//! Every workload is generated deterministically (or read from the seed's exact files), so two
-//! runs measure the same subscriptions and topics. [`test_mode`] shrinks the large ones when the
-//! benches run as tests (`cargo test --benches`), which builds without optimisation.
+//! Every workload is generated deterministically (or read from the files of the "Fast Topic
+//! Matching" benchmark, `ftm`), so two runs measure the same subscriptions and topics.
+//! [`test_mode`] shrinks the large ones when the benches run as tests (`cargo test --benches`),
+//! which builds without optimisation.
 
 pub mod floor;
 pub mod rng;

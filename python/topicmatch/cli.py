@@ -105,6 +105,10 @@ def _add_route(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the subscriptions' pattern column")
     parser.add_argument("--subscriber-col", default="subscriber", metavar="NAME",
                         help="the subscriptions' subscriber column")
+    parser.add_argument("--group-col", default=None, metavar="NAME",
+                        help="the subscriptions' group column (null: a plain subscription); a "
+                        "message goes to one member of each matching group, chosen by the "
+                        "topic's hash (MQTT $share/{group}/{filter} patterns are groups too)")
     parser.add_argument("--keep-unmatched", action="store_true",
                         help="keep messages that match nobody (subscriber and error empty)")
     parser.set_defaults(run=route)

@@ -1,14 +1,17 @@
-"""Deterministic workloads from the seeds, shared by the CLI, the benchmarks and the tests."""
+"""Deterministic workloads shared by the CLI, the benchmarks and the tests: the five-level demo
+space of "Fast topic matching" (OpenAMQ, iMatix 2005) and the ftm workload of the benchmark
+published with "Fast Topic Matching" (the CS-trie article)."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator
-import os
 from pathlib import Path
 
-#: The five levels of the seeds' demo topics (seed 000): product, market, currency, side, timing.
-SEED5_LEVELS: tuple[tuple[str, ...], ...] = (
+#: The five-level demo space from "Fast topic matching" (OpenAMQ): product, market, currency,
+#: side, timing.
+DEMO_LEVELS: tuple[tuple[str, ...], ...] = (
     ("gold", "oil", "pork", "chips", "bonds", "debt"),
     ("lon", "ny", "hk", "jo", "tk", "sg", "mo"),
     ("usd", "eur", "gbp", "jpy", "chy", "aud"),
@@ -31,14 +34,14 @@ _ONE = {"amqp": "*", "mqtt": "+", "nats": "*"}
 _MULTI = {"amqp": "#", "mqtt": "#", "nats": ">"}
 
 
-def seed5_topics(count: int, *, dialect: str = "amqp", seed: int = 5) -> list[str]:
+def demo_topics(count: int, *, dialect: str = "amqp", seed: int = 5) -> list[str]:
     """``count`` topics drawn uniformly from the five-level demo space."""
     rng = random.Random(seed)
     sep = _SEPARATOR[dialect]
-    return [sep.join(rng.choice(level) for level in SEED5_LEVELS) for _ in range(count)]
+    return [sep.join(rng.choice(level) for level in DEMO_LEVELS) for _ in range(count)]
 
 
-def seed5_patterns(
+def demo_patterns(
     count: int, *, dialect: str = "amqp", seed: int = 55, one_share: float = 0.25,
     multi_share: float = 0.05,
 ) -> list[str]:
@@ -49,7 +52,7 @@ def seed5_patterns(
     sep, one, multi = _SEPARATOR[dialect], _ONE[dialect], _MULTI[dialect]
     out = []
     for _ in range(count):
-        words = [one if rng.random() < one_share else rng.choice(level) for level in SEED5_LEVELS]
+        words = [one if rng.random() < one_share else rng.choice(level) for level in DEMO_LEVELS]
         if rng.random() < multi_share:
             words = words[: rng.randint(1, 4)] + [multi]
         out.append(sep.join(words))
@@ -57,12 +60,12 @@ def seed5_patterns(
 
 
 def ftm_subscriptions(dialect: str = "amqp") -> list[str]:
-    """The seed benchmark's 1,000 subscriptions (subscriber = line number)."""
+    """The ftm workload's 1,000 subscriptions (subscriber = line number)."""
     return [_ftm_line(line, dialect) for line in _read(ftm_dir() / "ftm_subs.txt")]
 
 
 def ftm_messages(dialect: str = "amqp") -> list[str]:
-    """The seed benchmark's 100,000 message topics."""
+    """The ftm workload's 100,000 message topics."""
     return [_ftm_line(line, dialect) for line in _read(ftm_dir() / "ftm_msgs.txt")]
 
 

@@ -44,12 +44,15 @@ def topics(dialect: str, count: int, rng: random.Random) -> list[str]:
 
 
 def expected(dialect: str, subs: list[tuple[str, str]], messages: list[str],
-             keep_unmatched: bool) -> tuple[Counter[Row], dict[int, str]]:
+             keep_unmatched: bool, shared_subscriptions: bool | None = None,
+             groups: list[str | None] | None = None) -> tuple[Counter[Row], dict[int, str]]:
     """What ``route`` must return, from in-process ``Matcher.lookup``: the multiset of rows and
-    the error text of each invalid message."""
-    matcher = tm.Matcher(dialect=dialect, algorithm="naive")
-    for pattern, subscriber in subs:
-        matcher.subscribe(pattern, subscriber)
+    the error text of each invalid message. Groups choose their member by the topic's hash, as
+    ``route`` does, from members joined in the same order."""
+    matcher = tm.Matcher(dialect=dialect, algorithm="naive", group_policy="hash",
+                         shared_subscriptions=shared_subscriptions)
+    for (pattern, subscriber), group in zip(subs, groups or [None] * len(subs), strict=True):
+        matcher.subscribe(pattern, subscriber, group=group)
     rows: Counter[Row] = Counter()
     errors: dict[int, str] = {}
     for i, topic in enumerate(messages):

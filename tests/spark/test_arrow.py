@@ -78,9 +78,9 @@ def test_matches_lookup_on_a_large_batch() -> None:
     from topicmatch import workloads
 
     m = tm.Matcher(dialect="amqp")
-    for i, p in enumerate(workloads.seed5_patterns(300)):
+    for i, p in enumerate(workloads.demo_patterns(300)):
         m.subscribe(p, i % 97)
-    topics = workloads.seed5_topics(3000)
+    topics = workloads.demo_topics(3000)
     routed = route_array(m, pa.array(topics))
     want = [(r, s) for r, t in enumerate(topics) for s in m.lookup(t)]
     got = list(zip(routed.rows.to_pylist(), routed.subscribers.to_pylist(), strict=True))

@@ -136,10 +136,10 @@ INVALID_TOPICS = ("gold/+/usd", "oil/#", "")
 def _inputs(folder: Path) -> tuple[Path, Path, list[tuple[int, str]], list[tuple[str, str]]]:
     """Messages (some topics invalid in MQTT) in four Parquet files, so that the job has
     several tasks, and subscriptions in one."""
-    topics = workloads.seed5_topics(MESSAGES, dialect="mqtt", seed=21)
+    topics = workloads.demo_topics(MESSAGES, dialect="mqtt", seed=21)
     topics[::400] = INVALID_TOPICS + ("",) * (len(topics[::400]) - len(INVALID_TOPICS))
     messages = list(enumerate(topics))
-    patterns = workloads.seed5_patterns(60, dialect="mqtt", seed=22)
+    patterns = workloads.demo_patterns(60, dialect="mqtt", seed=22)
     subscriptions = [(pattern, f"s{i % 40}") for i, pattern in enumerate(patterns)]
     messages_dir = folder / "messages"
     messages_dir.mkdir()

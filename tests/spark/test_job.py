@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -152,3 +153,22 @@ def test_a_job_that_fails_once_started_is_one_line(spark: SparkSession, tmp_path
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
     assert captured.err.startswith("topicmatch route: the Spark job failed: ")
     assert "--spark-log ERROR shows Spark's log" in captured.err
+
+
+def test_route_with_a_group_column(spark: SparkSession, tmp_path: Path) -> None:
+    messages = write_table([{"id": i, "topic": f"jobs/{i}"} for i in range(40)],
+                           tmp_path / "msgs", "parquet")
+    subs = write_table([{"pattern": "jobs/+", "subscriber": w, "grp": "workers"}
+                        for w in ("w1", "w2", "w3")]
+                       + [{"pattern": "jobs/#", "subscriber": "audit", "grp": None}],
+                       tmp_path / "subs", "parquet")
+    out = tmp_path / "out"
+    code = cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(out), "--group-col", "grp",
+                     "--master", "local[2]"])
+    assert code == 0
+    rows = [(r["id"], r["subscriber"]) for r in spark.read.parquet(str(out)).collect()]
+    per_message = Counter(i for i, _ in rows)
+    assert set(per_message.values()) == {2}  # audit and one worker, for every message
+    workers = Counter(s for _, s in rows if s != "audit")
+    assert set(workers) == {"w1", "w2", "w3"}  # the topics' hashes spread them

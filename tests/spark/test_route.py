@@ -48,8 +48,12 @@ def test_route_equals_lookup(spark: SparkSession, dialect: str, algorithm: str) 
     subs = workload.patterns(dialect, 40, rng)
     messages = workload.topics(dialect, 400, rng)
     messages_df, subs_df = frames(spark, subs, messages)
-    want, want_errors = workload.expected(dialect, subs, messages, keep_unmatched=True)
-    out = route(messages_df, subs_df, dialect=dialect, algorithm=algorithm, keep_unmatched=True)
+    # The baseline has no groups: MQTT `$share` texts are matched as their filters there.
+    shared = False if algorithm == "sql-baseline" else None
+    want, want_errors = workload.expected(dialect, subs, messages, keep_unmatched=True,
+                                          shared_subscriptions=shared)
+    out = route(messages_df, subs_df, dialect=dialect, algorithm=algorithm, keep_unmatched=True,
+                shared_subscriptions=shared)
     assert out.columns == ["id", "topic", "subscriber", "error"]
     got, got_errors = routed_rows(out)
     assert got == want
@@ -204,3 +208,30 @@ def test_route_refuses_a_cache_it_cannot_use(spark: SparkSession, algorithm: str
     messages_df, subs_df = frames(spark, [("a/+", "s")], ["a/b"])
     with pytest.raises(ValueError, match=refusal):
         route(messages_df, subs_df, dialect="mqtt", algorithm=algorithm, cache_capacity=capacity)
+
+
+@pytest.mark.parametrize("dialect", tm.DIALECTS)
+def test_groups_get_one_member_chosen_by_the_topic(spark: SparkSession, dialect: str) -> None:
+    rng = random.Random(f"groups-{dialect}")
+    subs = workload.patterns(dialect, 40, rng)
+    # A `$share` text names its own group.
+    groups: list[str | None] = [None if p.startswith("$share/") else rng.choice([None, "g", "h"])
+                                for p, _ in subs]
+    messages = workload.topics(dialect, 300, rng)
+    messages_df = spark.createDataFrame(list(enumerate(messages)), "id long, topic string")
+    subs_df = spark.createDataFrame(
+        [(p, s, g) for (p, s), g in zip(subs, groups, strict=True)],
+        "pattern string, subscriber string, grp string",
+    )
+    want, _ = workload.expected(dialect, subs, messages, keep_unmatched=True, groups=groups)
+    everyone, _ = workload.expected(dialect, subs, messages, keep_unmatched=True,
+                                    shared_subscriptions=False if dialect == "mqtt" else None)
+    out = route(messages_df, subs_df, dialect=dialect, algorithm="cstrie", keep_unmatched=True,
+                group_col="grp")
+    got, _ = routed_rows(out)
+    assert got == want
+    assert sum(want.values()) < sum(everyone.values())  # groups deliver fewer rows
+    with pytest.raises(ValueError, match="no groups"):
+        route(messages_df, subs_df, dialect=dialect, algorithm="sql-baseline", group_col="grp")
+    with pytest.raises(ValueError, match="no column 'nope'"):
+        route(messages_df, subs_df, dialect=dialect, group_col="nope")

@@ -1,7 +1,7 @@
-//! `hot` and `cold`: the seed's microbenchmarks (subscribe, unsubscribe, one lookup), with its
-//! harness flaws fixed.
+//! `hot` and `cold`: the microbenchmarks of "Fast Topic Matching" (subscribe, unsubscribe, one
+//! lookup), without its harness's flaws.
 //!
-//! The seed loads 1,000 random 5-word subscriptions ("hot") or none ("cold"), subscribes
+//! The article loads 1,000 random 5-word subscriptions ("hot") or none ("cold"), subscribes
 //! `foo.*.baz.qux.quux` and looks up `foo.bar.baz.qux.quux`. Its random words never share a
 //! prefix with the probe, so its hot lookup never touches the loaded subscriptions; here every
 //! level draws from a small vocabulary holding the probe's word, so the walk goes through
@@ -10,7 +10,7 @@
 
 use crate::rng::Rng;
 
-/// The one subscription of the seed's microbenchmark.
+/// The one subscription of the article's microbenchmark.
 pub const MICRO_PROBE_PATTERN: &str = "foo.*.baz.qux.quux";
 /// The topic it looks up.
 pub const MICRO_PROBE_TOPIC: &str = "foo.bar.baz.qux.quux";

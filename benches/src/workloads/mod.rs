@@ -1,5 +1,6 @@
-//! The workloads, one module each: the seed's exact files, the seeds' five-level demo space,
-//! the seed's hot/cold microbenchmarks, and a large IoT-shaped set at several sizes.
+//! The workloads, one module each: the exact files of the "Fast Topic Matching" benchmark
+//! (`ftm`), the five-level demo space of "Fast topic matching" (`seed5`), the hot/cold
+//! microbenchmarks of "Fast Topic Matching", and a large IoT-shaped set at several sizes.
 
 pub mod ftm;
 pub mod large;

@@ -1,11 +1,12 @@
-//! `seed5`: the seeds' five-level demo topics (seed 000) with a wildcard mix.
+//! `seed5`: the five-level demo topics of "Fast topic matching" (iMatix, OpenAMQ) with a
+//! wildcard mix.
 
 use topicmatch_core::Dialect;
 
 use crate::rng::Rng;
 use crate::workload::Workload;
 
-/// Product, market, currency, side, timing: the seeds' demo topic space (7,560 topics).
+/// Product, market, currency, side, timing: that document's demo topic space (7,560 topics).
 pub const LEVELS: [&[&str]; 5] = [
     &["gold", "oil", "pork", "chips", "bonds", "debt"],
     &["lon", "ny", "hk", "jo", "tk", "sg", "mo"],

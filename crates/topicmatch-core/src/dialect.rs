@@ -1,9 +1,6 @@
 //! The three dialects and the per-matcher limits.
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::Error;
 
 /// A topic dialect: its separator, wildcards and validity rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,7 +9,8 @@ pub enum Dialect {
     Amqp,
     /// MQTT 3.1.1 / 5.0: `/` levels, `+` one level, `#` the parent and any children, last.
     Mqtt,
-    /// NATS subjects: `.` tokens, `*` one token, `>` one or more tokens, last.
+    /// NATS subjects: `.` tokens, `*` one token, `>` one or more tokens, last; no whitespace and
+    /// no U+0000 anywhere.
     Nats,
 }
 
@@ -77,20 +75,8 @@ impl fmt::Display for Dialect {
     }
 }
 
-impl FromStr for Dialect {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Dialect::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "unknown dialect {s:?}: expected one of \"amqp\", \"mqtt\", \"nats\""
-                ))
-            })
-    }
-}
+/// Characters that NATS never allows in a subject (they delimit protocol fields).
+pub(crate) const NATS_WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
 
 /// Explicit, configurable limits of one matcher. Exceeding one is an error, never truncation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! exception class.
 
 use std::fmt;
+use std::str::FromStr;
 
 use crate::dialect::Dialect;
 
@@ -19,6 +20,8 @@ pub enum Limit {
     Subscriptions,
     /// `max_topics`: the number of topics held by one [`TopicStore`](crate::TopicStore).
     Topics,
+    /// `max_work`: the work one [`covers`](crate::relation::covers) decision may do.
+    RelationWork,
 }
 
 impl Limit {
@@ -29,6 +32,7 @@ impl Limit {
             Limit::Levels => "max_levels",
             Limit::Subscriptions => "max_subscriptions",
             Limit::Topics => "max_topics",
+            Limit::RelationWork => "max_work",
         }
     }
 }
@@ -42,7 +46,7 @@ pub enum Error {
         dialect: Dialect,
         /// The pattern, shortened if long.
         text: String,
-        /// Zero-based word (level, token) index at fault.
+        /// The index of the word (level, token) at fault, from 0; messages count from 1.
         word: usize,
         /// The rule broken, as a short sentence.
         rule: &'static str,
@@ -53,7 +57,7 @@ pub enum Error {
         dialect: Dialect,
         /// The topic, shortened if long.
         text: String,
-        /// Zero-based word (level, token) index at fault.
+        /// The index of the word (level, token) at fault, from 0; messages count from 1.
         word: usize,
         /// The rule broken, as a short sentence.
         rule: &'static str,
@@ -116,8 +120,9 @@ impl fmt::Display for Error {
                 rule,
             } => write!(
                 f,
-                "invalid {dialect} pattern {text:?}: {} {word}: {rule}",
-                dialect.word_name()
+                "invalid {dialect} pattern {text:?}: {} {}: {rule}",
+                dialect.word_name(),
+                word + 1
             ),
             Error::InvalidTopic {
                 dialect,
@@ -126,8 +131,9 @@ impl fmt::Display for Error {
                 rule,
             } => write!(
                 f,
-                "invalid {dialect} topic {text:?}: {} {word}: {rule}",
-                dialect.word_name()
+                "invalid {dialect} topic {text:?}: {} {}: {rule}",
+                dialect.word_name(),
+                word + 1
             ),
             Error::LimitExceeded { limit, max, actual } => {
                 write!(f, "limit exceeded: {} is {max}, got {actual}", limit.name())
@@ -139,6 +145,23 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A dialect's name parses to its [`Dialect`]; an unknown name is an [`Error`]. (Here, not in
+/// `dialect`, which needs nothing from this module.)
+impl FromStr for Dialect {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown dialect {s:?}: expected one of \"amqp\", \"mqtt\", \"nats\""
+                ))
+            })
+    }
+}
 
 /// The core's result type.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -16,6 +16,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod bytes;
 pub mod dialect;
 pub mod engine;
 pub mod error;
@@ -24,17 +25,19 @@ pub mod matcher;
 pub mod matchers;
 pub mod pattern;
 pub mod registry;
+pub mod relation;
 pub mod store;
 mod sync;
 pub mod topic;
 
 pub use dialect::{Dialect, Limits};
-pub use engine::{Engine, Subscription, SubscriptionId};
+pub use engine::{Engine, GroupMatch, GroupPolicy, Subscription, SubscriptionId};
 pub use error::{Error, Limit, Result};
-pub use matcher::{Config, Matcher, SubscriberId};
+pub use matcher::{Config, Matcher, Related, SubscriberId};
 pub use matchers::Algorithm;
 pub use pattern::{Pattern, Word};
 pub use registry::{Registry, Subscriber};
+pub use relation::Relation;
 pub use store::{Filter, Found, Reader, StoreLimits, StoreStats, TopicStore};
 pub use topic::parse_topic;
 
@@ -45,4 +48,34 @@ pub fn matches(dialect: Dialect, pattern: &str, topic: &str) -> Result<bool> {
     let pattern = Pattern::parse(dialect, &limits, pattern)?;
     let words = parse_topic(dialect, &limits, topic)?;
     Ok(pattern.matches_words(&words))
+}
+
+/// Whether the pattern `general` matches every valid topic that the pattern `specific` matches,
+/// under `dialect` with its default limits (see [`relation`]). Either text may be a topic
+/// (a pattern without wildcards). Gives up with `LimitExceeded` past
+/// [`relation::DEFAULT_MAX_WORK`].
+pub fn covers(dialect: Dialect, general: &str, specific: &str) -> Result<bool> {
+    covers_within(dialect, general, specific, relation::DEFAULT_MAX_WORK)
+}
+
+/// [`covers`], giving up with `LimitExceeded` once its work passes `max_work`.
+pub fn covers_within(
+    dialect: Dialect,
+    general: &str,
+    specific: &str,
+    max_work: usize,
+) -> Result<bool> {
+    let limits = Limits::for_dialect(dialect);
+    let general = Pattern::parse(dialect, &limits, general)?;
+    let specific = Pattern::parse(dialect, &limits, specific)?;
+    relation::covers_within(&general, &specific, max_work)
+}
+
+/// Whether some valid topic matches both patterns `a` and `b` under `dialect` with its default
+/// limits (see [`relation`]).
+pub fn intersects(dialect: Dialect, a: &str, b: &str) -> Result<bool> {
+    let limits = Limits::for_dialect(dialect);
+    let a = Pattern::parse(dialect, &limits, a)?;
+    let b = Pattern::parse(dialect, &limits, b)?;
+    relation::intersects(&a, &b)
 }

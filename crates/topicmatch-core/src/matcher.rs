@@ -4,13 +4,18 @@ use std::cell::RefCell;
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::Result;
-use crate::pattern::Pattern;
+use crate::pattern::{Pattern, Word};
+use crate::relation::Query;
 
 /// An interned subscriber. The core never sees Python objects, only these ids; the
 /// [`Registry`](crate::Registry) maps them to and from subscriber values. Ids are dense (from
 /// 0 up) and reused only once no lookup pinned when their subscriber left can still see them
 /// (see the registry's docs).
 pub type SubscriberId = u64;
+
+/// The id of one subscription: what [`Engine::subscribe`](crate::Engine::subscribe) returns
+/// and [`Engine::unsubscribe`](crate::Engine::unsubscribe) takes.
+pub type SubscriptionId = u64;
 
 /// What every algorithm is built from: the dialect and the limits it enforces on topics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +99,28 @@ pub trait Matcher: Send + Sync {
         }
         Ok(())
     }
+
+    /// Appends every held pattern standing in `query`'s relation to the query (it covers the
+    /// query, or intersects it; [`crate::relation`]), with its subscribers: one [`Related`] per
+    /// pattern, each pattern once, found by walking the algorithm's index rather than trying
+    /// every pattern. Returns `Ok(false)`, appending nothing, when the algorithm has no index
+    /// to walk (the default): the caller then scans its own list of subscriptions. Fails only
+    /// as [`Relation::holds`](crate::relation::Relation::holds) does (a `covers` past its
+    /// work limit), leaving `out` as it was.
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        let _ = (query, out);
+        Ok(false)
+    }
+}
+
+/// A held pattern a relation walk found, with its subscribers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    /// The words of the pattern as the algorithm holds it (an MQTT shared subscription's
+    /// filter).
+    pub words: Vec<Word>,
+    /// The subscribers held under it.
+    pub subscribers: Vec<SubscriberId>,
 }
 
 /// Ids below this are de-duplicated by a stamp array indexed by id (the registry's ids are

@@ -1,6 +1,6 @@
 //! Subscription patterns: parsed and validated once, at subscribe time.
 
-use crate::dialect::{Dialect, Limits};
+use crate::dialect::{Dialect, Limits, NATS_WHITESPACE};
 use crate::error::{Error, Limit, Result};
 use crate::topic::{check_size, split_words};
 
@@ -201,6 +201,12 @@ fn split_share(dialect: Dialect, text: &str) -> Option<(&str, &str)> {
     Some(rest.split_once('/').unwrap_or((rest, "")))
 }
 
+/// The share name of an MQTT shared subscription `$share/{name}/{filter}` (valid: parsed by
+/// [`Pattern::parse`]), else `None`.
+pub fn share_name(dialect: Dialect, text: &str) -> Option<&str> {
+    split_share(dialect, text).map(|(name, _)| name)
+}
+
 /// The part of a valid pattern `text` that is matched: the filter of an MQTT shared
 /// subscription `$share/{name}/{filter}`, else the whole text. Two subscriptions of one
 /// subscriber with the same matched text are one pattern to an algorithm.
@@ -252,15 +258,19 @@ fn check_literal(dialect: Dialect, text: &str, index: usize, word: &str) -> Resu
                     index,
                     "subjects must not contain whitespace",
                 ))
+            } else if word.contains('\0') {
+                Err(Error::pattern(
+                    dialect,
+                    text,
+                    index,
+                    "subjects must not contain U+0000",
+                ))
             } else {
                 Ok(())
             }
         }
     }
 }
-
-/// Characters that NATS never allows in a subject (they delimit protocol fields).
-pub(crate) const NATS_WHITESPACE: [char; 5] = [' ', '\t', '\n', '\r', '\x0c'];
 
 fn multi_not_last(dialect: Dialect) -> &'static str {
     match dialect {

@@ -3,10 +3,11 @@
 //! Ids are small integers, from 0 up, so that what sits beside a subscriber (a binding's
 //! object for it, a lookup's de-duplication stamp) lives in a plain array indexed by its id.
 //! The id of a subscriber that left is reused, but only once every thread pinned to the epoch
-//! collector (`crossbeam_epoch::pin`) at the moment it left has unpinned: a lookup that pins
-//! before it walks and stays pinned until it has resolved the ids it found never sees an id
-//! change owner under it. It sees the id of a subscriber that left meanwhile resolve to
-//! nothing.
+//! collector (`crossbeam_epoch::pin`) at the moment it left has unpinned: until then the id
+//! still resolves to the subscriber that left ([`Registry::get`]), and nothing else can take
+//! it. So a lookup that pins before it walks and stays pinned until it has resolved the ids it
+//! found resolves each to the subscriber the walk found, even one that left meanwhile (a
+//! group's chosen member among them: the message is not lost).
 
 use std::sync::Arc;
 
@@ -40,7 +41,8 @@ impl From<&str> for Subscriber {
 #[derive(Debug, Default)]
 pub struct Registry {
     ids: FxHashMap<Subscriber, (SubscriberId, usize)>,
-    /// By id; `None` for an id that is free or waiting to be.
+    /// By id; `None` for a free id. A subscriber that left keeps its value here until its
+    /// id is reclaimed.
     values: Vec<Option<Subscriber>>,
     /// Ids free for reuse now.
     free: Vec<SubscriberId>,
@@ -72,6 +74,10 @@ impl Registry {
     fn take_id(&mut self) -> SubscriberId {
         if self.free.is_empty() {
             std::mem::swap(&mut self.free, &mut self.released.lock());
+            // No lookup can still resolve these: forget the subscribers that left.
+            for &id in &self.free {
+                self.values[id as usize] = None;
+            }
         }
         if let Some(id) = self.free.pop() {
             return id;
@@ -81,18 +87,19 @@ impl Registry {
     }
 
     /// Drops one reference to `id`, forgetting the subscriber when none is left; whether it
-    /// was the last (the id is then given back for reuse once the epoch allows, see the
+    /// was the last (the id then resolves to it until the epoch lets it be reused, see the
     /// module docs).
     pub fn release(&mut self, id: SubscriberId) -> bool {
-        let Some(Some(value)) = self.values.get(id as usize) else {
+        if !self.is_live(id) {
             return false;
-        };
+        }
+        let value = self.values[id as usize].as_ref().expect("a live id");
         let entry = self.ids.get_mut(value).expect("registry maps agree");
         entry.1 -= 1;
         if entry.1 > 0 {
             return false;
         }
-        let value = self.values[id as usize].take().expect("checked above");
+        let value = value.clone();
         self.ids.remove(&value);
         crate::matcher::shrink_if_sparse(&mut self.ids);
         self.retire(id);
@@ -120,9 +127,16 @@ impl Registry {
         self.ids.get(subscriber).map(|(id, _)| *id)
     }
 
-    /// The subscriber with this id, if it still holds a subscription.
+    /// The subscriber with this id: one holding a subscription, or one that left so recently
+    /// that a lookup may still resolve it (see the module docs).
     pub fn get(&self, id: SubscriberId) -> Option<&Subscriber> {
         self.values.get(usize::try_from(id).ok()?)?.as_ref()
+    }
+
+    /// Whether `id` names a subscriber that holds a subscription.
+    pub fn is_live(&self, id: SubscriberId) -> bool {
+        self.get(id)
+            .is_some_and(|value| self.ids.get(value).is_some_and(|(held, _)| *held == id))
     }
 
     /// Every held subscriber with its id, in id order.
@@ -130,6 +144,7 @@ impl Registry {
         (0..)
             .zip(&self.values)
             .filter_map(|(id, v)| v.as_ref().map(|v| (id, v)))
+            .filter(|(id, _)| self.is_live(*id))
     }
 
     /// One past the largest id handed out: every id is below it.
@@ -164,7 +179,10 @@ mod tests {
             // A lookup pinned before `a` leaves keeps its id from being reused.
             let pinned = crossbeam_epoch::pin();
             assert!(r.release(a));
-            assert_eq!(r.get(a), None);
+            // Left, but a pinned lookup may still resolve it.
+            assert!(!r.is_live(a));
+            assert_eq!(r.get(a), Some(&Subscriber::from("a")));
+            assert_eq!(r.id_of(&Subscriber::from("a")), None);
             for _ in 0..1_000 {
                 crossbeam_epoch::pin().flush();
             }

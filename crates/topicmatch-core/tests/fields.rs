@@ -1,11 +1,11 @@
-//! Content matching: the seeds' worked example, every criterion and mode, errors, ids,
-//! slot reuse, snapshots and `where=` on topic subscriptions.
+//! Content matching: the worked example of "Fast topic matching", every criterion and mode,
+//! errors, ids, slot reuse, snapshots and `where=` on topic subscriptions.
 
 mod common;
 
 use std::sync::Arc;
 
-use common::{engine, sorted};
+use common::{config, engine, sorted};
 use topicmatch_core::fields::{
     Criterion, FieldMatcher, FieldSubscription, Filter, Message, Mode, Value, MAX_CRITERIA,
 };
@@ -34,7 +34,8 @@ fn s(name: &str) -> Subscriber {
     Subscriber::from(name)
 }
 
-/// Seeds 000/001, "Field Matching Example": subscriptions 0..3 in `mode`.
+/// The "Field Matching Example" of "Fast topic matching" (and "High-speed message matching"):
+/// subscriptions 0..3 in `mode`.
 fn seed_matcher(mode: Mode) -> FieldMatcher {
     let fm = FieldMatcher::new();
     let subs: [&[(&str, Criterion)]; 4] = [
@@ -71,7 +72,7 @@ fn seed_worked_example_hits_and_results() {
     let and = seed_matcher(Mode::All);
     let or = seed_matcher(Mode::Any);
     let [a, b, c] = seed_messages();
-    // The seeds' "Hits" rows, zeros left out.
+    // The example's "Hits" rows, zeros left out.
     assert_eq!(and.hits(&a), vec![(s("2"), 1)]);
     assert_eq!(and.hits(&b), vec![(s("0"), 1), (s("3"), 1)]);
     assert_eq!(and.hits(&c), vec![(s("1"), 1), (s("2"), 2)]);
@@ -358,30 +359,17 @@ fn where_filters_topic_subscriptions_in_every_algorithm() {
         let subs = m.subscriptions();
         let shown: Vec<_> = subs.iter().map(|sub| sub.subscriber.clone()).collect();
         assert_eq!(shown, vec![s("eur-desk"), s("big")]);
-        let back = Engine::restore_filtered(
-            m.dialect(),
-            algorithm,
-            m.limits(),
-            &subs,
-            &m.filters(),
-            m.next_id(),
-        )
-        .unwrap();
+        let same = config(m.dialect(), m.limits());
+        let back =
+            Engine::restore_config(algorithm, same, &subs, &m.filters(), m.next_id()).unwrap();
         assert_eq!(back.subscriptions(), subs);
         assert_eq!(back.filters(), m.filters());
         assert!(back.lookup("forex.spot").unwrap().is_empty());
         assert!(m.unsubscribe(id));
         assert_eq!(lookup("forex.spot", &eur_msg), vec![s("big")]);
         let orphan = vec![(12345, Arc::new(eur.clone()))];
-        assert!(Engine::restore_filtered(
-            Dialect::Amqp,
-            algorithm,
-            Limits::for_dialect(Dialect::Amqp),
-            &[],
-            &orphan,
-            1
-        )
-        .is_err());
+        let amqp = config(Dialect::Amqp, Limits::for_dialect(Dialect::Amqp));
+        assert!(Engine::restore_config(algorithm, amqp, &[], &orphan, 1).is_err());
     }
 }
 
@@ -409,7 +397,9 @@ fn where_respects_limits_and_pattern_errors() {
 fn where_subscriptions_refuse_an_exhausted_id_space() {
     let limits = Limits::for_dialect(Dialect::Amqp);
     for &algorithm in Algorithm::ALL {
-        let m = Engine::restore(Dialect::Amqp, algorithm, limits, &[], u64::MAX).unwrap();
+        let m =
+            Engine::restore_config(algorithm, config(Dialect::Amqp, limits), &[], &[], u64::MAX)
+                .unwrap();
         let eur = filter(&[("currency", eq("EUR"))], Mode::All);
         let err = m
             .subscribe_where("forex.*", &s("eur-desk"), &eur)

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{engine, sorted};
+use common::{config, engine, sorted};
 use topicmatch_core::{
     parse_topic, Algorithm, Dialect, Engine, Error, Limits, Pattern, Subscriber, Subscription,
 };
@@ -232,14 +232,14 @@ fn limits_must_be_positive() {
 
 #[test]
 fn a_snapshot_at_the_end_of_the_id_space_refuses_instead_of_wrapping() {
-    let limits = Limits::for_dialect(Dialect::Amqp);
+    let amqp = config(Dialect::Amqp, Limits::for_dialect(Dialect::Amqp));
     for &algorithm in Algorithm::ALL {
         let held = [Subscription {
             id: 7,
             pattern: "a".into(),
             subscriber: Subscriber::Int(1),
         }];
-        let e = Engine::restore(Dialect::Amqp, algorithm, limits, &held, u64::MAX).unwrap();
+        let e = Engine::restore_config(algorithm, amqp, &held, &[], u64::MAX).unwrap();
         let before = state(&e);
         let err = e.subscribe("b", &Subscriber::Int(2)).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
@@ -248,7 +248,7 @@ fn a_snapshot_at_the_end_of_the_id_space_refuses_instead_of_wrapping() {
             id: u64::MAX,
             ..held[0].clone()
         }];
-        assert!(Engine::restore(Dialect::Amqp, algorithm, limits, &last, 1).is_err());
+        assert!(Engine::restore_config(algorithm, amqp, &last, &[], 1).is_err());
     }
 }
 
@@ -268,9 +268,10 @@ fn a_bad_snapshot_never_loads_partly() {
     ];
     for &algorithm in Algorithm::ALL {
         for subs in bad {
-            let err = Engine::restore(Dialect::Mqtt, algorithm, limits, subs, 3)
-                .err()
-                .expect("rejected");
+            let err =
+                Engine::restore_config(algorithm, config(Dialect::Mqtt, limits), subs, &[], 3)
+                    .err()
+                    .expect("rejected");
             assert!(
                 matches!(
                     err,
@@ -284,7 +285,7 @@ fn a_bad_snapshot_never_loads_partly() {
             ..limits
         };
         let two = [sub(1, "a/b", 1), sub(2, "a/c", 1)];
-        let err = Engine::restore(Dialect::Mqtt, algorithm, capped, &two, 3)
+        let err = Engine::restore_config(algorithm, config(Dialect::Mqtt, capped), &two, &[], 3)
             .err()
             .expect("over the cap");
         assert!(matches!(err, Error::LimitExceeded { .. }));

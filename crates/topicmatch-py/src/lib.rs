@@ -12,8 +12,10 @@ mod criteria;
 mod errors;
 mod fields;
 mod gil;
+mod groups;
 mod matcher;
 mod objects;
+mod relations;
 mod rows;
 mod store;
 mod topics;
@@ -66,6 +68,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<matcher::PyMatcher>()?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;
+    relations::register(m)?;
     m.add_function(wrap_pyfunction!(matcher::restore_matcher, m)?)?;
     m.add_class::<fields::PyFieldMatcher>()?;
     m.add_class::<criteria::PyComparison>()?;

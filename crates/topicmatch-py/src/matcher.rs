@@ -11,17 +11,19 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 use topicmatch_core::fields::{Filter, Message};
-use topicmatch_core::{Algorithm, Config, Dialect, Engine, Limits, SubscriberId, Subscription};
+use topicmatch_core::{
+    Algorithm, Config, Dialect, Engine, GroupPolicy, Limits, SubscriberId, Subscription,
+};
 
 use crate::objects::ObjectTable;
-use crate::{arrow, convert, criteria, errors, gil, rows, topics};
+use crate::{arrow, convert, criteria, errors, gil, groups, rows, topics};
 
 /// Matches topics against wildcard subscriptions in one dialect with one algorithm.
 #[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
 pub struct PyMatcher {
     engine: Arc<Engine>,
     /// Every held subscriber's Python object, by subscriber id.
-    table: ObjectTable,
+    table: Arc<ObjectTable>,
     /// What a lookup costs, to decide whether to release the GIL.
     cost: gil::Cost,
 }
@@ -74,10 +76,10 @@ fn canonical(
 
 impl PyMatcher {
     fn with_engine(py: Python<'_>, engine: Engine) -> PyResult<Self> {
-        let table = ObjectTable::default();
+        let table = Arc::new(ObjectTable::default());
         engine.with_registry(|registry| {
             for (id, value) in registry.iter() {
-                table.set(py, id, convert::subscriber_to_py(py, value)?.unbind());
+                table.set(id, convert::subscriber_to_py(py, value)?.unbind());
             }
             Ok::<(), PyErr>(())
         })?;
@@ -96,14 +98,19 @@ impl PyMatcher {
     /// [`subscriber_table`](Self::subscriber_table)'s list.
     fn table_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let guard = crossbeam_epoch::pin();
-        let bound = self
-            .engine
-            .with_registry(topicmatch_core::Registry::id_bound);
+        // Which ids name a subscriber that holds a subscription (one that left may keep its
+        // object a moment longer, for lookups under way). Read first: making the list may run
+        // a finalizer that subscribes, which must not find the registry locked.
+        let live: Vec<bool> = self.engine.with_registry(|r| {
+            (0..r.id_bound())
+                .map(|id| r.is_live(id as SubscriberId))
+                .collect()
+        });
         let slots = self.table.slots(&guard);
         let list = PyList::empty(py);
-        for slot in slots.iter().take(bound) {
+        for (slot, live) in slots.iter().zip(live) {
             let object = slot.load(std::sync::atomic::Ordering::Acquire);
-            if object.is_null() {
+            if object.is_null() || !live {
                 list.append(py.None())?;
             } else {
                 // SAFETY: the GIL is held and the object is alive: it was in the table while
@@ -112,6 +119,11 @@ impl PyMatcher {
             }
         }
         Ok(list)
+    }
+
+    /// The subscriber objects by id.
+    pub(crate) fn table(&self) -> &ObjectTable {
+        &self.table
     }
 
     /// The lookup cost rule of this matcher.
@@ -123,7 +135,9 @@ impl PyMatcher {
 #[pymethods]
 impl PyMatcher {
     #[new]
-    #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None))]
+    #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None, shared_subscriptions = None, group_policy = "round_robin"))]
+    // The keyword arguments of the Python constructor.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         dialect: &str,
@@ -132,6 +146,8 @@ impl PyMatcher {
         max_levels: Option<&Bound<'_, PyAny>>,
         max_subscriptions: Option<&Bound<'_, PyAny>>,
         cache_capacity: Option<&Bound<'_, PyAny>>,
+        shared_subscriptions: Option<bool>,
+        group_policy: &str,
     ) -> PyResult<Self> {
         let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
         let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
@@ -146,9 +162,26 @@ impl PyMatcher {
             limits,
             cache_capacity: convert::limit(cache_capacity, "cache_capacity")?,
         };
-        let engine =
-            gil::guarded(|| Engine::with_config(algorithm, config).map_err(errors::to_py))?;
+        let policy: GroupPolicy = group_policy.parse().map_err(errors::to_py)?;
+        let shared = shared_subscriptions.unwrap_or(dialect == Dialect::Mqtt);
+        let engine = gil::guarded(|| {
+            Engine::with_config(algorithm, config)
+                .and_then(|e| e.with_groups(policy, shared))
+                .map_err(errors::to_py)
+        })?;
         PyMatcher::with_engine(py, engine)
+    }
+
+    /// How a group's member is chosen: `"round_robin"`, `"random"` or `"hash"`.
+    #[getter]
+    fn group_policy(&self) -> &'static str {
+        self.engine.group_policy().name()
+    }
+
+    /// Whether MQTT `$share/{group}/{filter}` texts are group subscriptions.
+    #[getter]
+    fn shared_subscriptions(&self) -> bool {
+        self.engine.shared_subscriptions()
     }
 
     /// The dialect's name.
@@ -184,17 +217,20 @@ impl PyMatcher {
         Ok(d)
     }
 
-    /// Subscribes `subscriber` to `pattern`, and with `where` only to messages whose fields
-    /// meet those criteria in `mode`; returns the subscription id (the same id again for the
-    /// same pattern, criteria and subscriber).
-    #[pyo3(signature = (pattern, subscriber, *, r#where = None, mode = None))]
+    /// Subscribes `subscriber` to `pattern`, with `where` only to messages whose fields meet
+    /// those criteria in `mode`, with `group` as a member of that group (a message goes to one
+    /// member of each matching group); returns the subscription id (the same id again for the
+    /// same pattern, criteria, group and subscriber).
+    #[pyo3(signature = (pattern, subscriber, *, r#where = None, mode = None, group = None))]
     fn subscribe(
         &self,
         pattern: &Bound<'_, PyAny>,
         subscriber: &Bound<'_, PyAny>,
         r#where: Option<&Bound<'_, PyAny>>,
         mode: Option<&Bound<'_, PyAny>>,
+        group: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
+        let group = group.map(groups::name).transpose()?;
         let subscriber_obj = subscriber;
         let text = convert::pattern_text(pattern, self.engine.dialect())?;
         let subscriber = convert::subscriber(subscriber_obj)?;
@@ -215,17 +251,23 @@ impl PyMatcher {
         let table = &self.table;
         gil::guarded(|| {
             self.engine
-                .subscribe_with(&text, &subscriber, filter.as_ref(), &mut |id| {
-                    if let Some(object) = object.take() {
-                        table.set(py, id, object);
-                    }
-                })
+                .subscribe_with(
+                    &text,
+                    &subscriber,
+                    filter.as_ref(),
+                    group.as_deref(),
+                    &mut |id| {
+                        if let Some(object) = object.take() {
+                            table.set(id, object);
+                        }
+                    },
+                )
                 .map_err(errors::to_py)
         })
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.
-    fn unsubscribe(&self, py: Python<'_>, subscription_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn unsubscribe(&self, subscription_id: &Bound<'_, PyAny>) -> PyResult<bool> {
         let Some(id) = convert::subscription_id(subscription_id)? else {
             return Ok(false);
         };
@@ -233,7 +275,7 @@ impl PyMatcher {
         gil::guarded(|| {
             Ok(self
                 .engine
-                .unsubscribe_with(id, &mut |sub| table.clear(py, sub)))
+                .unsubscribe_with(id, &mut |sub| table.clear(sub)))
         })
     }
 
@@ -343,6 +385,26 @@ impl PyMatcher {
             .map_err(errors::to_py)
     }
 
+    /// The subscriptions whose pattern covers `pattern`, as `(id, pattern, subscriber)`.
+    fn covering<'py>(&self, pattern: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        crate::relations::related(
+            pattern.py(),
+            &self.engine,
+            topicmatch_core::Relation::Covers,
+            pattern,
+        )
+    }
+
+    /// The subscriptions whose pattern intersects `pattern`, as `(id, pattern, subscriber)`.
+    fn intersecting<'py>(&self, pattern: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        crate::relations::related(
+            pattern.py(),
+            &self.engine,
+            topicmatch_core::Relation::Intersects,
+            pattern,
+        )
+    }
+
     /// Every subscription as `(id, pattern, subscriber)`, ordered by id.
     fn subscriptions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
@@ -351,6 +413,29 @@ impl PyMatcher {
             list.append((s.id, &*s.pattern, sub))?;
         }
         Ok(list)
+    }
+
+    /// `lookup` with the groups apart: the subscribers outside groups, and a dict from each
+    /// matching group's `(group, pattern)` to all its members, so a broker can choose with a
+    /// policy of its own.
+    #[pyo3(signature = (topic, fields = None))]
+    fn lookup_groups<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &Bound<'py, PyAny>,
+        fields: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let topic = convert::topic_str(topic, self.engine.dialect())?;
+        let fields = fields
+            .map(criteria::message)
+            .transpose()?
+            .unwrap_or_default();
+        groups::lookup_groups(py, self, topic, &fields)
+    }
+
+    /// The group of every group subscription as `(id, group)`, ordered by id.
+    fn groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        groups::to_py(py, &self.engine)
     }
 
     /// The `where=` criteria as `(id, criteria, mode)`, ordered by id.
@@ -388,6 +473,9 @@ impl PyMatcher {
             this.engine.next_id(),
             filters_to_py(py, &this.engine)?,
             this.engine.cache_capacity(),
+            groups::to_py(py, &this.engine)?,
+            this.engine.group_policy().name(),
+            this.engine.shared_subscriptions(),
         )
             .into_pyobject(py)?;
         Ok((restore, args))
@@ -431,7 +519,7 @@ fn filters_to_py<'py>(py: Python<'py>, engine: &Engine) -> PyResult<Bound<'py, P
 #[pyfunction]
 // The arguments are the pickle format: `__reduce__` passes each part of the state by position.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new(), cache_capacity = None))]
+#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new(), cache_capacity = None, groups = Vec::new(), group_policy = "round_robin", shared_subscriptions = None))]
 pub fn restore_matcher(
     py: Python<'_>,
     dialect: &str,
@@ -441,7 +529,12 @@ pub fn restore_matcher(
     next_id: u64,
     filters: Vec<(u64, Bound<'_, PyAny>, Bound<'_, PyAny>)>,
     cache_capacity: Option<usize>,
+    groups: Vec<(u64, String)>,
+    group_policy: &str,
+    shared_subscriptions: Option<bool>,
 ) -> PyResult<PyMatcher> {
+    let groups: Vec<(u64, Arc<str>)> = groups.into_iter().map(|(id, g)| (id, g.into())).collect();
+    let policy: GroupPolicy = group_policy.parse().map_err(errors::to_py)?;
     let filters = filters
         .into_iter()
         .map(|(id, crit, mode)| Ok((id, Arc::new(criteria::filter(&crit, &mode)?))))
@@ -468,8 +561,12 @@ pub fn restore_matcher(
         limits,
         cache_capacity,
     };
+    let shared = shared_subscriptions.unwrap_or(dialect == Dialect::Mqtt);
     let engine = gil::guarded(|| {
-        Engine::restore_config(algorithm, config, &subs, &filters, next_id).map_err(errors::to_py)
+        Engine::with_config(algorithm, config)
+            .and_then(|e| e.with_groups(policy, shared))
+            .and_then(|e| e.restored(&subs, &filters, &groups, next_id))
+            .map_err(errors::to_py)
     })?;
     PyMatcher::with_engine(py, engine)
 }

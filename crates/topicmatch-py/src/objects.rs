@@ -4,18 +4,19 @@
 //!
 //! The table is passive: the engine calls [`ObjectTable::set`] when a subscriber id is handed
 //! out (before any lookup can find it) and [`ObjectTable::clear`] when its last subscription
-//! goes (before the id can be reused), both under the registry's lock, so writes to one slot
-//! are ordered. Readers pin the epoch collector (`crossbeam_epoch`) before the lookup and keep
-//! the pin until every object they read holds its own reference:
+//! goes, both under the registry's lock. Readers pin the epoch collector (`crossbeam_epoch`)
+//! before the lookup and keep the pin until every object they read holds its own reference:
 //!
 //! - the slot array is replaced (never resized in place) when it grows, and the old one is
 //!   freed through the collector, so a pinned reader's array stays valid;
-//! - a cleared slot's object is released through the collector too, so an object a pinned
-//!   reader loaded stays alive until it has taken its reference;
+//! - a departed subscriber's slot is emptied, and its object released, through the collector:
+//!   a lookup pinned when it left still finds its object (the registry still resolves its id
+//!   then too), so a message that lookup routed to it (a group's chosen member) is delivered;
 //! - an id found by a pinned lookup is not reused before the reader unpins (the registry's
-//!   rule), so its slot holds that subscriber's object or, if it left meanwhile, nothing.
+//!   rule), so its slot holds that subscriber's object.
 
 use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Arc;
 
 use crossbeam_epoch::{Atomic, Guard, Owned};
 use parking_lot::Mutex;
@@ -23,7 +24,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use topicmatch_core::SubscriberId;
 
-/// One owned reference per non-null slot.
+/// The objects' pointers, read by lookups; the references are owned by `ObjectTable::owners`
+/// (or, for a departed subscriber, by its pending `empty`).
 type Slots = Box<[AtomicPtr<ffi::PyObject>]>;
 
 /// The smallest array.
@@ -32,16 +34,17 @@ const MIN_SLOTS: usize = 64;
 /// Subscriber objects by subscriber id.
 pub struct ObjectTable {
     slots: Atomic<Slots>,
-    /// Serialises growing the array (set and clear already run under the registry's lock;
-    /// this keeps the table sound on its own).
-    grow: Mutex<()>,
+    /// The reference behind each non-null slot of a held subscriber, by id. Writers only
+    /// (set and clear already run under the registry's lock; this keeps the table sound on
+    /// its own), and growing the array.
+    owners: Mutex<Vec<Option<Py<PyAny>>>>,
 }
 
 impl Default for ObjectTable {
     fn default() -> Self {
         ObjectTable {
             slots: Atomic::new(empty(MIN_SLOTS)),
-            grow: Mutex::new(()),
+            owners: Mutex::new(Vec::new()),
         }
     }
 }
@@ -64,92 +67,91 @@ impl ObjectTable {
         unsafe { shared.deref() }
     }
 
-    /// Stores `object` (taking its reference) as subscriber `id`'s.
-    pub fn set(&self, py: Python<'_>, id: SubscriberId, object: Py<PyAny>) {
+    /// Stores `object` as subscriber `id`'s.
+    pub fn set(&self, id: SubscriberId, object: Py<PyAny>) {
         let at = id as usize;
         let guard = crossbeam_epoch::pin();
+        let mut owners = self.owners.lock();
         let mut slots = self.slots(&guard);
         if at >= slots.len() {
             slots = self.grow(at + 1, &guard);
         }
+        if owners.len() <= at {
+            owners.resize_with(at + 1, || None);
+        }
         // Release pairs with readers' Acquire loads: the object is complete before they see
-        // it. A slot being set is empty (its id was free), so nothing is overwritten.
-        let old = slots[at].swap(object.into_ptr(), Ordering::AcqRel);
-        debug_assert!(
-            old.is_null(),
-            "a subscriber id was handed out while still in use"
-        );
-        if !old.is_null() {
-            retire(py, &guard, old);
+        // it. The slot may still show the id's last owner, whose `empty` is pending: that
+        // `empty` then finds the owner set and only drops its reference.
+        slots[at].store(object.as_ptr(), Ordering::Release);
+        if let Some(old) = owners[at].replace(object) {
+            // Not expected (an id is handed out only once its owner left and was cleared),
+            // but harmless: readers may still see `old` until the epoch passes.
+            guard.defer(move || drop(old));
         }
     }
 
-    /// Empties subscriber `id`'s slot; its object is released once no reader can hold it.
-    pub fn clear(&self, py: Python<'_>, id: SubscriberId) {
+    /// Empties subscriber `id`'s slot, and releases its object, once no thread pinned now can
+    /// still be reading it (the subscriber left).
+    pub fn clear(self: &Arc<Self>, id: SubscriberId) {
+        let Some(object) = self
+            .owners
+            .lock()
+            .get_mut(id as usize)
+            .and_then(Option::take)
+        else {
+            return;
+        };
         let guard = crossbeam_epoch::pin();
-        let slots = self.slots(&guard);
-        if let Some(slot) = slots.get(id as usize) {
-            let old = slot.swap(std::ptr::null_mut(), Ordering::AcqRel);
-            if !old.is_null() {
-                retire(py, &guard, old);
+        let table = Arc::clone(self);
+        guard.defer(move || table.empty(id, object));
+        // To the global queue now: left in this thread's bag, it would wait for 63 more.
+        guard.flush();
+    }
+
+    /// Empties slot `id` unless the id was handed out again meanwhile (its owner is set: the
+    /// slot shows the new subscriber's object, which may even be this same object), then
+    /// drops the reference: at once if this thread holds the GIL, else queued by PyO3 for the
+    /// next thread that takes it (deferred functions run on whatever thread collects garbage).
+    /// No reader holds the pointer any more: every thread pinned when the subscriber left has
+    /// unpinned.
+    fn empty(&self, id: SubscriberId, object: Py<PyAny>) {
+        {
+            let owners = self.owners.lock();
+            if !owners.get(id as usize).is_some_and(Option::is_some) {
+                let guard = crossbeam_epoch::pin();
+                self.slots(&guard)[id as usize].store(std::ptr::null_mut(), Ordering::Release);
             }
         }
+        drop(object);
     }
 
-    /// Replaces the array by one of at least `len` slots holding the same objects.
+    /// Replaces the array by one of at least `len` slots showing the same objects (call
+    /// holding `owners`).
     fn grow<'g>(&self, len: usize, guard: &'g Guard) -> &'g [AtomicPtr<ffi::PyObject>] {
-        let _one = self.grow.lock();
         let current = self.slots.load(Ordering::Acquire, guard);
         // SAFETY: as in `slots`.
         let old = unsafe { current.deref() };
-        if old.len() >= len {
-            return old;
-        }
         let bigger = empty(len.next_power_of_two().max(old.len() * 2));
         for (to, from) in bigger.iter().zip(old.iter()) {
             to.store(from.load(Ordering::Acquire), Ordering::Relaxed);
         }
         let new = self.slots.swap(Owned::new(bigger), Ordering::AcqRel, guard);
-        // SAFETY: `new` is the array just replaced, now unreachable for later readers; the
-        // references its slots held moved to the new array, so freeing it drops no object.
+        // SAFETY: `new` is the array just replaced, now unreachable for later readers; it
+        // owns no reference (the owners do), so freeing it drops no object.
         unsafe { guard.defer_destroy(new) };
         self.slots(guard)
     }
 }
 
-/// Releases `object`'s reference once every thread pinned now has unpinned. The deferred
-/// drop may run on a thread without the GIL: PyO3 then queues the decrement for the next
-/// thread that takes it.
-fn retire(py: Python<'_>, guard: &Guard, object: *mut ffi::PyObject) {
-    // SAFETY: the table owned one reference to `object`, handed over here exactly once.
-    let object = unsafe { Bound::from_owned_ptr(py, object) }.unbind();
-    guard.defer(move || drop(object));
-    // To the global queue now: left in this thread's bag, it would wait for 63 more.
-    guard.flush();
-}
-
 impl Drop for ObjectTable {
     fn drop(&mut self) {
         // SAFETY: `&mut self`: no reader or writer is left, and no guard can hold the array
-        // beyond the table's life (every reader borrows the table).
-        let slots = unsafe {
+        // beyond the table's life (a pending `empty` holds the table alive through its Arc).
+        drop(unsafe {
             self.slots
                 .load(Ordering::Relaxed, crossbeam_epoch::unprotected())
                 .into_owned()
-        };
-        let mut objects = slots
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .filter(|p| !p.is_null())
-            .peekable();
-        if objects.peek().is_some() {
-            // A matcher is dropped by its Python object's deallocation, with the GIL held.
-            Python::attach(|py| {
-                for object in objects {
-                    // SAFETY: each slot owned one reference, released once here.
-                    drop(unsafe { Bound::from_owned_ptr(py, object) });
-                }
-            });
-        }
+        });
+        // The owners drop with the table (their references released through PyO3).
     }
 }

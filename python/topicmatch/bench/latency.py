@@ -1,4 +1,5 @@
-"""Latency as seed 004 measures it: requests on a fixed-rate schedule, every call recorded in
+"""Latency as "Benchmarking Message Queue Latency" (the follow-up to the CS-trie article "Fast
+Topic Matching") measures it: requests on a fixed-rate schedule, every call recorded in
 an HDR histogram, coordinated omission corrected by charging each call from its *scheduled*
 start (so time spent queued behind a slow call counts), reported to six nines.
 

@@ -47,7 +47,7 @@ PROFILES = {
                     2_000_000, 0.05, 100_000),
 }
 
-#: Which workloads the latency runs use (the seed's throughput workload, else the first).
+#: Which workloads the latency runs use (the ftm throughput workload, else the first).
 LATENCY_WORKLOAD = "ftm"
 
 
@@ -107,7 +107,7 @@ def _measure(target: peers.Target, workload: Workload, profile: Profile, n: int,
         return [Record(target.name, workload.name, "throughput", None, "msg/s", note=reason)]
     loaded = target.load(workload)
     topics = loaded.convert(workload.topics)
-    if workload.fresh:  # the seed's hot/cold microbenchmarks
+    if workload.fresh:  # the hot/cold microbenchmarks of "Fast Topic Matching"
         fresh = loaded.convert(workload.fresh)
         return throughput.micro(target.name, workload.name, loaded, fresh, topics[0],
                                 profile.micro_batches)

@@ -1,5 +1,6 @@
 """Throughput: whole batches of lookups, the best of a few runs, on 1 and N threads; and the
-seed's hot/cold microbenchmarks (subscribe, unsubscribe, one lookup)."""
+hot/cold microbenchmarks of "Fast Topic Matching" (the CS-trie article): subscribe, unsubscribe,
+one lookup."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ def micro(name: str, workload: str, loaded: Loaded, fresh: Sequence[str], probe:
           batches: int) -> list[Record]:
     """Nanoseconds per subscribe, unsubscribe and probe lookup. Each batch subscribes 100
     patterns not held, then unsubscribes them, so the state stays near hot or cold and no
-    subscribe repeats a held item (the seed's no-op flaw); the median batch is reported."""
+    subscribe repeats a held item (the article's harness repeats one, so every subscribe after
+    its first is a no-op); the median batch is reported."""
     size = 100
     subscribe: list[float] = []
     unsubscribe: list[float] = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from topicmatch import workloads as demo
 
-#: The seed microbenchmark's one subscription and the topic it looks up.
+#: The probe subscription and topic of the microbenchmark in "Fast Topic Matching".
 PROBE_PATTERN = "foo.*.baz.qux.quux"
 PROBE_TOPIC = "foo.bar.baz.qux.quux"
 
@@ -46,8 +46,8 @@ class Sizes:
     """How big each workload is in one profile (``tiny`` for tests, ``quick``, ``full``)."""
 
     ftm_topics: int
-    seed5_patterns: int
-    seed5_topics: int
+    demo_patterns: int
+    demo_topics: int
     large_patterns: int
     scale: tuple[int, ...]
     stream_topics: int
@@ -65,23 +65,24 @@ NAMES = ("ftm", "seed5", "hot", "cold", "large", "scale")
 
 
 def ftm(sizes: Sizes) -> Workload:
-    """The seed benchmark's exact files (the first ``ftm_topics`` messages)."""
+    """The ftm workload's exact files (the first ``ftm_topics`` messages)."""
     return Workload("ftm", demo.ftm_subscriptions(), demo.ftm_messages()[: sizes.ftm_topics])
 
 
 def seed5(sizes: Sizes) -> Workload:
-    """The seeds' five-level demo space, a quarter of the words ``*``, some ``#``."""
+    """The ``seed5`` workload: the five-level demo space from "Fast topic matching" (OpenAMQ),
+    a quarter of the words ``*``, some ``#``."""
     return Workload(
         "seed5",
-        demo.seed5_patterns(sizes.seed5_patterns),
-        demo.seed5_topics(sizes.seed5_topics),
+        demo.demo_patterns(sizes.demo_patterns),
+        demo.demo_topics(sizes.demo_topics),
     )
 
 
 def micro(name: str) -> Workload:
     """``hot``: 1,000 random 5-word patterns drawn from small vocabularies holding the probe's
-    words (so the lookup walks loaded patterns, unlike the seed's), plus the probe; ``cold``:
-    the probe alone. The topic stream is the probe topic."""
+    words (so the lookup walks loaded patterns, which the article's own hot set never does),
+    plus the probe; ``cold``: the probe alone. The topic stream is the probe topic."""
     rng = random.Random(1000)
     loaded = []
     if name == "hot":

@@ -5,8 +5,9 @@
 
 Each case is ``algorithm:messages:patterns[:workload]`` with ``algorithm`` one of ``floor``
 (an identity ``mapInArrow``: what Spark itself costs), a topicmatch algorithm (or ``auto``) or
-``sql-baseline``. Messages are the seed5 MQTT demo topics, generated once per size and cached
-in memory before timing. Subscriptions are seed5 patterns: ``seed5`` is the demo's mix (a
+``sql-baseline``. Messages are MQTT topics of the five-level demo space from "Fast topic
+matching" (OpenAMQ), generated once per size and cached in memory before timing.
+Subscriptions are patterns over the same words: workload ``seed5`` is the demo's mix (a
 quarter of the words ``+``, 5% ending in ``#``); the demo space has only 7,560 distinct topics,
 so its fan-out grows with the pattern count (about 30 subscribers per message at 2,000).
 ``selective`` has 2% ``+`` words and 0.2% ``#`` patterns, for a fan-out nearer real archives.
@@ -59,7 +60,7 @@ def _identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 def _messages(spark: SparkSession, count: int, partitions: int) -> DataFrame:
     import pandas as pd
 
-    topics = workloads.seed5_topics(count, dialect="mqtt")
+    topics = workloads.demo_topics(count, dialect="mqtt")
     df = spark.createDataFrame(pd.DataFrame({"id": range(count), "topic": topics}))
     df = df.repartition(partitions).cache()
     df.count()
@@ -68,7 +69,7 @@ def _messages(spark: SparkSession, count: int, partitions: int) -> DataFrame:
 
 def _patterns(count: int, workload: str) -> list[str]:
     one, multi = WORKLOADS[workload]
-    return workloads.seed5_patterns(count, dialect="mqtt", one_share=one, multi_share=multi)
+    return workloads.demo_patterns(count, dialect="mqtt", one_share=one, multi_share=multi)
 
 
 def fanout(patterns: list[str]) -> float:
@@ -76,7 +77,7 @@ def fanout(patterns: list[str]) -> float:
     matcher = tm.Matcher(dialect="mqtt")
     for i, pattern in enumerate(patterns):
         matcher.subscribe(pattern, i)
-    topics = workloads.seed5_topics(5000, dialect="mqtt")
+    topics = workloads.demo_topics(5000, dialect="mqtt")
     return sum(len(found) for found in matcher.lookup_many(topics)) / len(topics)
 
 

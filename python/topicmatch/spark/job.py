@@ -63,7 +63,7 @@ def demo_messages(spark: SparkSession, count: int, dialect: str) -> DataFrame:
     """``count`` random topics of five levels (product, market, currency, side, timing)."""
     import pandas as pd
 
-    topics = workloads.seed5_topics(count, dialect=dialect)
+    topics = workloads.demo_topics(count, dialect=dialect)
     return spark.createDataFrame(pd.DataFrame({"id": range(count), "topic": topics}))
 
 
@@ -71,7 +71,7 @@ def demo_subscriptions(spark: SparkSession, count: int, dialect: str) -> DataFra
     """``count`` patterns over the demo topics' words, some levels wildcards."""
     import pandas as pd
 
-    patterns = workloads.seed5_patterns(count, dialect=dialect)
+    patterns = workloads.demo_patterns(count, dialect=dialect)
     subscribers = [f"sub-{i}" for i in range(count)]
     return spark.createDataFrame(pd.DataFrame({"pattern": patterns, "subscriber": subscribers}))
 
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
                 messages, subs, dialect=args.dialect, algorithm=args.algorithm,
                 topic_col=args.topic_col, pattern_col=args.pattern_col,
                 subscriber_col=args.subscriber_col, keep_unmatched=args.keep_unmatched,
-                cache_capacity=args.cache_capacity,
+                cache_capacity=args.cache_capacity, group_col=args.group_col,
             )
         except InvalidSubscriptions as exc:
             print(exc, file=sys.stderr)

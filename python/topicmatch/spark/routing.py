@@ -104,6 +104,8 @@ def route(
     subscriber_col: str = "subscriber",
     keep_unmatched: bool = False,
     cache_capacity: int | None = None,
+    group_col: str | None = None,
+    shared_subscriptions: bool | None = None,
 ) -> DataFrame:
     """Routes every message to the subscribers whose pattern matches its topic.
 
@@ -120,25 +122,42 @@ def route(
     (``algorithm`` ``"cstrie"`` or ``"inverted_bitmap"``; see ``topicmatch.Matcher``): archives
     that repeat topics are routed faster, with the same result. Any other algorithm, or a
     capacity below 1, raises ``ValueError`` on the driver before any work starts.
+
+    Groups (shared subscriptions, queue groups): ``group_col`` names a column of group names
+    (null: a plain subscription); in MQTT a ``$share/{group}/{filter}`` pattern is a group
+    member too unless ``shared_subscriptions`` is ``False``. A message goes to one member of
+    each matching group, chosen by the topic's hash (``group_policy="hash"``), so the output is
+    deterministic: the same topic reaches the same member on every executor and every run.
+    ``sql-baseline`` has no groups and refuses such subscriptions.
     """
     from pyspark.sql.types import StringType, StructField, StructType
 
     if dialect not in tm.DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}: expected one of {tm.DIALECTS}")
     _check_columns(messages_df, subscriptions_df, topic_col, pattern_col, subscriber_col)
+    if group_col is not None and group_col not in subscriptions_df.columns:
+        raise ValueError(f"the subscriptions have no column {group_col!r} "
+                         f"(columns: {subscriptions_df.columns})")
     check_cache(dialect, algorithm, cache_capacity)
     subs = subscriptions.collect(
-        subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col
+        subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col,
+        group_col=group_col, shared_subscriptions=shared_subscriptions,
     )
     if algorithm == SQL_BASELINE:
         from topicmatch.spark import baseline
+
+        if subscriptions.has_groups(subs, dialect, shared_subscriptions):
+            raise ValueError(f"{SQL_BASELINE!r} delivers to every subscriber: it has no groups "
+                             "(pass shared_subscriptions=False to match $share texts as "
+                             "their filters)")
 
         return baseline.route_sql(
             messages_df, subs, subscriptions_df.schema[subscriber_col].dataType,
             dialect=dialect, topic_col=topic_col, keep_unmatched=keep_unmatched,
         )
     matcher = subscriptions.build_matcher(
-        subs, dialect=dialect, algorithm=algorithm, cache_capacity=cache_capacity
+        subs, dialect=dialect, algorithm=algorithm, cache_capacity=cache_capacity,
+        shared_subscriptions=shared_subscriptions,
     )
     payload = subscriptions.payload(matcher, subs.values)
     broadcast = messages_df.sparkSession.sparkContext.broadcast(payload)
@@ -176,6 +195,8 @@ def fanout_counts(
     pattern_col: str = "pattern",
     subscriber_col: str = "subscriber",
     cache_capacity: int | None = None,
+    group_col: str | None = None,
+    shared_subscriptions: bool | None = None,
 ) -> FanoutCounts:
     """Fan-out of a routing: per subscriber the number of messages, and the distribution of the
     number of subscribers per message (every message counted, unmatched ones at 0).
@@ -187,6 +208,7 @@ def fanout_counts(
         messages_df.withColumn(message_id, F.monotonically_increasing_id()), subscriptions_df,
         dialect=dialect, algorithm=algorithm, topic_col=topic_col, pattern_col=pattern_col,
         subscriber_col=subscriber_col, keep_unmatched=True, cache_capacity=cache_capacity,
+        group_col=group_col, shared_subscriptions=shared_subscriptions,
     )
     per_subscriber = (
         routed.where(F.col("subscriber").isNotNull())

@@ -34,11 +34,13 @@ class InvalidSubscriptions(tm.InvalidPattern):
 
 class SubscriptionSet(NamedTuple):
     """A validated subscription set: ``patterns[i]`` belongs to ``values[indices[i]]``, where
-    ``values`` are the distinct subscriber values (an Arrow array of the column's type)."""
+    ``values`` are the distinct subscriber values (an Arrow array of the column's type), as a
+    member of group ``groups[i]`` if that is not ``None``."""
 
     patterns: list[str]
     indices: list[int]
     values: pa.Array
+    groups: list[str | None]
 
 
 def resolve_algorithm(algorithm: str) -> str:
@@ -49,20 +51,27 @@ def resolve_algorithm(algorithm: str) -> str:
 
 
 def collect(
-    subscriptions_df: DataFrame, *, dialect: str, pattern_col: str, subscriber_col: str
+    subscriptions_df: DataFrame, *, dialect: str, pattern_col: str, subscriber_col: str,
+    group_col: str | None = None, shared_subscriptions: bool | None = None,
 ) -> SubscriptionSet:
-    """Collects the subscriptions to the driver and checks every row (null cells included),
-    raising :class:`InvalidSubscriptions` that lists the rows at fault."""
-    table = subscriptions_df.select(pattern_col, subscriber_col).toArrow()
+    """Collects the subscriptions to the driver and checks every row (null cells included; a
+    null group is a plain subscription), raising :class:`InvalidSubscriptions` that lists the
+    rows at fault."""
+    columns = [pattern_col, subscriber_col, *([group_col] if group_col else [])]
+    table = subscriptions_df.select(*columns).toArrow()
     patterns = table.column(0).to_pylist()
+    groups: list[str | None] = (
+        table.column(2).to_pylist() if group_col else [None] * len(patterns)
+    )
     subscribers = table.column(1)
     values = pc.unique(subscribers.combine_chunks().drop_null())
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     indices = pc.index_in(subscribers, value_set=values).to_pylist()
-    checker = tm.Matcher(dialect=dialect, algorithm="naive")
+    checker = tm.Matcher(dialect=dialect, algorithm="naive",
+                         shared_subscriptions=shared_subscriptions)
     bad: list[tuple[int, Any, Any, str]] = []
-    for row, (pattern, index) in enumerate(zip(patterns, indices, strict=True)):
+    for row, (pattern, index, group) in enumerate(zip(patterns, indices, groups, strict=True)):
         reason = None
         if pattern is None:
             reason = "the pattern is null"
@@ -70,27 +79,39 @@ def collect(
             reason = "the subscriber is null"
         else:
             try:
-                checker.subscribe(pattern, 0)
-            except ValueError as exc:
+                checker.subscribe(pattern, 0, group=group)
+            except (ValueError, TypeError) as exc:
                 reason = str(exc)
         if reason is not None:
             bad.append((row, pattern, subscribers[row].as_py(), reason))
     if bad:
         raise InvalidSubscriptions(dialect, bad)
-    return SubscriptionSet(patterns, indices, values)
+    return SubscriptionSet(patterns, indices, values, groups)
+
+
+def has_groups(subs: SubscriptionSet, dialect: str, shared_subscriptions: bool | None) -> bool:
+    """Whether some subscription is a group member (a group given, or an MQTT
+    ``$share/{group}/{filter}`` text while shared subscriptions are on)."""
+    shared = dialect == "mqtt" if shared_subscriptions is None else shared_subscriptions
+    return any(g is not None for g in subs.groups) or (
+        shared and any(p.startswith("$share/") for p in subs.patterns))
 
 
 def build_matcher(
-    subs: SubscriptionSet, *, dialect: str, algorithm: str, cache_capacity: int | None = None
+    subs: SubscriptionSet, *, dialect: str, algorithm: str, cache_capacity: int | None = None,
+    shared_subscriptions: bool | None = None,
 ) -> tm.Matcher:
     """A matcher whose subscribers are the indices into ``subs.values``, with a per-topic cache
     of ``cache_capacity`` entries if given (``cstrie`` and ``inverted_bitmap`` only; any other
-    algorithm raises ``ValueError``)."""
+    algorithm raises ``ValueError``). A group's member is chosen by the topic's hash
+    (``group_policy="hash"``): every executor, and every rerun, sends a topic to the same
+    member."""
     matcher = tm.Matcher(
-        dialect=dialect, algorithm=resolve_algorithm(algorithm), cache_capacity=cache_capacity
+        dialect=dialect, algorithm=resolve_algorithm(algorithm), cache_capacity=cache_capacity,
+        shared_subscriptions=shared_subscriptions, group_policy="hash",
     )
-    for pattern, index in zip(subs.patterns, subs.indices, strict=True):
-        matcher.subscribe(pattern, index)
+    for pattern, index, group in zip(subs.patterns, subs.indices, subs.groups, strict=True):
+        matcher.subscribe(pattern, index, group=group)
     return matcher
 
 

@@ -11,16 +11,18 @@ use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::fields::filtered::{any_synthetic, is_synthetic, FilterTable};
 use crate::fields::{Filter, Message};
-use crate::matcher::{Config, Matcher, SubscriberId};
+pub use crate::matcher::SubscriptionId;
+use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
-use crate::pattern::{matched_text, Pattern};
+use crate::pattern::{matched_text, share_name, Pattern};
 use crate::registry::{Registry, Subscriber};
+use groups::{is_member, GroupTable, LOW};
+pub use groups::{GroupMatch, GroupPolicy};
 use table::Table;
 
+mod groups;
+mod relate;
 mod table;
-
-/// The id of one subscription: what `subscribe` returns and `unsubscribe` takes.
-pub type SubscriptionId = u64;
 
 /// One subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +46,10 @@ pub struct Engine {
     next_id: AtomicU64,
     /// Subscriptions with field criteria (`where=`), see [`crate::fields::filtered`].
     filters: FilterTable,
+    /// Shared subscriptions and queue groups, see [`groups`].
+    groups: GroupTable,
+    /// Whether an MQTT `$share/{name}/{filter}` text is a group subscription.
+    shared_subscriptions: bool,
 }
 
 impl Engine {
@@ -86,7 +92,41 @@ impl Engine {
             registry: RwLock::new(Registry::default()),
             next_id: AtomicU64::new(1),
             filters: FilterTable::default(),
+            groups: GroupTable::new(GroupPolicy::default()),
+            shared_subscriptions: config.dialect == Dialect::Mqtt,
         })
+    }
+
+    /// This (empty) engine with `policy` choosing each group's member, and MQTT
+    /// `$share/{name}/{filter}` texts read as group subscriptions if `shared_subscriptions`
+    /// (the default in MQTT; off, such a text is matched as its filter and every subscriber
+    /// gets the message, as a broker without shared subscriptions delivers). Other dialects
+    /// have no `$share` syntax: `shared_subscriptions` must be off there.
+    pub fn with_groups(mut self, policy: GroupPolicy, shared_subscriptions: bool) -> Result<Self> {
+        if shared_subscriptions && self.config.dialect != Dialect::Mqtt {
+            return Err(Error::InvalidArgument(format!(
+                "shared_subscriptions applies to the mqtt dialect only, not {}",
+                self.config.dialect
+            )));
+        }
+        if !self.is_empty() {
+            return Err(Error::InvalidArgument(
+                "groups are set before the first subscription".into(),
+            ));
+        }
+        self.groups = GroupTable::new(policy);
+        self.shared_subscriptions = shared_subscriptions;
+        Ok(self)
+    }
+
+    /// How a group's member is chosen.
+    pub fn group_policy(&self) -> GroupPolicy {
+        self.groups.policy()
+    }
+
+    /// Whether MQTT `$share/{name}/{filter}` texts are group subscriptions.
+    pub fn shared_subscriptions(&self) -> bool {
+        self.shared_subscriptions
     }
 
     /// The dialect.
@@ -114,7 +154,19 @@ impl Engine {
     /// On error nothing changes. Subscribes and unsubscribes of different pairs run in
     /// parallel ([`table`]); those of one pair take turns.
     pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
-        self.add(pattern, subscriber, None, None, &mut |_| {})
+        self.add(pattern, subscriber, None, None, None, &mut |_| {})
+    }
+
+    /// Subscribes `subscriber` to `pattern` as a member of group `group`: a message matching
+    /// `pattern` goes to one member of the group (see [`GroupPolicy`]). The same (pattern,
+    /// group, subscriber) again returns the same id. On error nothing changes.
+    pub fn subscribe_group(
+        &self,
+        pattern: &str,
+        subscriber: &Subscriber,
+        group: &str,
+    ) -> Result<SubscriptionId> {
+        self.add(pattern, subscriber, None, Some(group), None, &mut |_| {})
     }
 
     /// Subscribes `subscriber` to `pattern` for messages whose fields pass `filter`; the same
@@ -130,46 +182,79 @@ impl Engine {
             subscriber,
             Some(Arc::new(filter.clone())),
             None,
+            None,
             &mut |_| {},
         )
     }
 
-    /// [`subscribe`](Self::subscribe) (or, with `filter`, [`subscribe_where`](Self::subscribe_where))
-    /// that calls `joined(id)` when `subscriber` is new (it held no subscription): under the
-    /// registry's lock, before any lookup can find `id`. What a caller keeps beside each
-    /// subscriber id (a binding's objects) is then in place before the id is ever returned.
+    /// [`subscribe`](Self::subscribe) (with `filter`, [`subscribe_where`](Self::subscribe_where);
+    /// with `group`, [`subscribe_group`](Self::subscribe_group)) that calls `joined(id)` when
+    /// `subscriber` is new (it held no subscription): under the registry's lock, before any
+    /// lookup can find `id`. What a caller keeps beside each subscriber id (a binding's
+    /// objects) is then in place before the id is ever returned.
     pub fn subscribe_with(
         &self,
         pattern: &str,
         subscriber: &Subscriber,
         filter: Option<&Filter>,
+        group: Option<&str>,
         joined: &mut dyn FnMut(SubscriberId),
     ) -> Result<SubscriptionId> {
         let filter = filter.map(|f| Arc::new(f.clone()));
-        self.add(pattern, subscriber, filter, None, joined)
+        self.add(pattern, subscriber, filter, group, None, joined)
     }
 
-    /// Adds (`pattern`, `subscriber`), filtered by `filter` if any, under the next id or
-    /// `given` (a restore); an identical subscription already held returns its own id.
-    /// `joined` hears of a new subscriber id, see [`subscribe_with`](Self::subscribe_with).
+    /// The group of a subscription to `pattern` with `group` given: `group` itself, or the
+    /// share name of an MQTT `$share/{name}/{filter}` text when shared subscriptions are on.
+    fn group_of<'t>(&self, pattern: &'t str, group: Option<&'t str>) -> Result<Option<&'t str>> {
+        let dialect = self.config.dialect;
+        let share = if self.shared_subscriptions {
+            share_name(dialect, pattern)
+        } else {
+            None
+        };
+        match (group, share) {
+            (Some(g), Some(s)) if g != s => Err(Error::InvalidArgument(format!(
+                "group {g:?} differs from the share name {s:?} of {pattern:?}"
+            ))),
+            (Some(g), _) => {
+                groups::check_name(dialect, g)?;
+                Ok(Some(g))
+            }
+            (None, share) => Ok(share),
+        }
+    }
+
+    /// Adds (`pattern`, `subscriber`), filtered by `filter` if any, in group `group` if any,
+    /// under the next id or `given` (a restore); an identical subscription already held
+    /// returns its own id. `joined` hears of a new subscriber id, see
+    /// [`subscribe_with`](Self::subscribe_with).
     fn add(
         &self,
         pattern: &str,
         subscriber: &Subscriber,
         filter: Option<Arc<Filter>>,
+        group: Option<&str>,
         given: Option<SubscriptionId>,
         joined: &mut dyn FnMut(SubscriberId),
     ) -> Result<SubscriptionId> {
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
+        let group = self.group_of(pattern, group)?;
+        if group.is_some() && filter.is_some() {
+            return Err(Error::InvalidArgument(
+                "a group subscription cannot have where= criteria".into(),
+            ));
+        }
         let text: Arc<str> = Arc::from(pattern);
         let matched = matched_text(self.config.dialect, pattern);
         // Every filter of one (pattern, subscriber), and every text matched alike, shares its
         // key shard, so the check below and the change after it are one step for them.
         let mut keys = self.table.key_shard(matched, subscriber);
         if let Some(sub) = self.registry.read().id_of(subscriber) {
-            let existing = match &filter {
-                None => keys.pairs.get(&(text.clone(), sub)).copied(),
-                Some(filter) => self.filters.existing(&text, filter, sub),
+            let existing = match (&filter, group) {
+                (Some(filter), _) => self.filters.existing(&text, filter, sub),
+                (None, Some(group)) => self.groups.existing(group, &text, sub),
+                (None, None) => keys.pairs.get(&(text.clone(), sub)).copied(),
             };
             if let Some(existing) = existing {
                 return Ok(existing);
@@ -191,14 +276,22 @@ impl Engine {
             }
             sub
         };
-        if let Some(filter) = filter {
+        if let Some(group) = group {
+            // The algorithm holds the group once, from its first member to its last.
+            let _writing = self.groups.write();
+            let joined = self.groups.join(id, group, matched, text.clone(), sub);
+            if let Some(group) = joined.new_group {
+                self.matcher.insert(&parsed, group);
+            }
+            table::record(&self.table, &mut keys, text, joined.member, id);
+        } else if let Some(filter) = filter {
             // The algorithm holds a filtered subscription under its own synthetic id.
             let synthetic = self.filters.insert(id, text.clone(), filter, sub);
             self.matcher.insert(&parsed, synthetic);
             table::record(&self.table, &mut keys, text, synthetic, id);
         } else {
             // The algorithm holds (pattern, subscriber) once, for every text matched alike.
-            if keys.hold(&text, matched, sub) {
+            if keys.hold(&text, matched, sub, id) {
                 self.matcher.insert(&parsed, sub);
             }
             table::record(&self.table, &mut keys, text, sub, id);
@@ -209,9 +302,11 @@ impl Engine {
     /// Takes the next subscription id.
     fn take_id(&self) -> Result<SubscriptionId> {
         self.next_id
-            // Only a restored snapshot can get near the end: refuse the last id rather than
-            // wrap onto held ones.
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| id.checked_add(1))
+            // Only a restored snapshot can get near the end: refuse ids past 2^61 (group and
+            // member ids live above) rather than wrap onto held ones.
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| {
+                (id < LOW).then(|| id + 1)
+            })
             .map_err(|_| Error::InvalidArgument("subscription ids are exhausted".into()))
     }
 
@@ -229,11 +324,11 @@ impl Engine {
             let Some((text, sub)) = ids.get(&id) else {
                 return false;
             };
-            // Held in `ids`: its filter and subscriber are held too.
+            // Held in `ids`: its filter or group and its subscriber are held too.
             let subscriber = self
                 .registry
                 .read()
-                .get(self.filters.real(*sub))
+                .get(self.real(*sub))
                 .cloned()
                 .expect("a held subscription's subscriber is registered");
             (text.clone(), *sub, subscriber)
@@ -246,14 +341,26 @@ impl Engine {
             // Another unsubscribe of `id` came first.
             return false;
         }
-        let last = is_synthetic(sub) || keys.let_go(&text, matched, sub);
-        if last {
-            let parsed = Pattern::parse(self.config.dialect, &self.config.limits, &text)
-                .expect("a stored pattern was valid when subscribed");
-            let removed = self.matcher.remove(&parsed, sub);
-            debug_assert!(removed, "the algorithm held every subscribed pair");
-        }
-        let sub = self.filters.release(sub);
+        let parse = || {
+            Pattern::parse(self.config.dialect, &self.config.limits, &text)
+                .expect("a stored pattern was valid when subscribed")
+        };
+        let sub = if is_member(sub) {
+            let _writing = self.groups.write();
+            let (member, gone) = self.groups.leave(sub);
+            if let Some(group) = gone {
+                let removed = self.matcher.remove(&parse(), group);
+                debug_assert!(removed, "the algorithm held every group");
+            }
+            member
+        } else {
+            let last = is_synthetic(sub) || keys.let_go(&text, matched, sub, id);
+            if last {
+                let removed = self.matcher.remove(&parse(), sub);
+                debug_assert!(removed, "the algorithm held every subscribed pair");
+            }
+            self.filters.release(sub)
+        };
         let mut registry = self.registry.write();
         if registry.release(sub) {
             left(sub);
@@ -265,7 +372,20 @@ impl Engine {
     /// for a filtered subscription).
     pub fn subscriber_of(&self, id: SubscriptionId) -> Option<SubscriberId> {
         let ids = self.table.id_shard(id);
-        ids.get(&id).map(|(_, sub)| self.filters.real(*sub))
+        ids.get(&id).map(|(_, sub)| self.real(*sub))
+    }
+
+    /// The registry id behind a table's subscriber id: itself, or a filtered or group
+    /// subscription's subscriber.
+    fn real(&self, sub: SubscriberId) -> SubscriberId {
+        if is_member(sub) {
+            self.groups
+                .member(sub)
+                .expect("a held group subscription")
+                .0
+        } else {
+            self.filters.real(sub)
+        }
     }
 
     /// Appends the ids of the distinct subscribers matching `topic` (a message without
@@ -290,17 +410,57 @@ impl Engine {
         let start = out.len();
         self.matcher.lookup_into(topic, out)?;
         if any_synthetic(&out[start..]) {
-            self.resolve_filtered(out, start, fields);
+            self.resolve_synthetic(topic, out, start, fields);
         }
         Ok(())
     }
 
-    /// Resolves the filtered subscriptions' synthetic ids in `out[start..]` (out of line: only
-    /// matches of filtered subscriptions come here).
-    #[cold]
+    /// Resolves the synthetic ids in `out[start..]` (out of line: only matches of groups and
+    /// filtered subscriptions come here): a group becomes one member chosen for `topic`, a
+    /// filtered subscription its subscriber if `fields` meet its criteria; then the tail is
+    /// de-duplicated.
     #[inline(never)]
-    fn resolve_filtered(&self, out: &mut Vec<SubscriberId>, start: usize, fields: &Message) {
-        self.filters.resolve_tail(out, start, fields);
+    fn resolve_synthetic(
+        &self,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        start: usize,
+        fields: &Message,
+    ) {
+        if !self.groups.is_empty() {
+            self.groups.pick_tail(topic, out, start);
+        }
+        if self.filters.is_empty() {
+            dedup_tail(out, start);
+        } else {
+            self.filters.resolve_tail(out, start, fields);
+        }
+    }
+
+    /// [`lookup_fields_into`](Self::lookup_fields_into) with the groups apart: appends to
+    /// `plain` the distinct subscribers matching `topic` outside groups, and to `groups` each
+    /// matching group with all its members (none chosen), so a caller can apply its own
+    /// policy, as NATS's `Match` returns plain and queue subscriptions apart.
+    pub fn lookup_groups_into(
+        &self,
+        topic: &str,
+        fields: &Message,
+        plain: &mut Vec<SubscriberId>,
+        groups: &mut Vec<GroupMatch>,
+    ) -> Result<()> {
+        let start = plain.len();
+        self.matcher.lookup_into(topic, plain)?;
+        if any_synthetic(&plain[start..]) {
+            if !self.groups.is_empty() {
+                self.groups.split_tail(plain, start, groups);
+            }
+            if self.filters.is_empty() {
+                dedup_tail(plain, start);
+            } else {
+                self.filters.resolve_tail(plain, start, fields);
+            }
+        }
+        Ok(())
     }
 
     /// Looks up many topics (messages without fields) through the algorithm's batch path; see
@@ -312,7 +472,7 @@ impl Engine {
         ends: &mut Vec<usize>,
     ) -> Result<()> {
         let (out_start, ends_start) = (out.len(), ends.len());
-        if self.filters.is_empty() {
+        if self.filters.is_empty() && self.groups.is_empty() {
             let result = self.matcher.lookup_batch_into(topics, out, ends);
             // A filtered subscription added meanwhile shows up as a synthetic id: redo the batch
             // the per-topic way, which resolves them.
@@ -392,7 +552,7 @@ impl Engine {
                 id: *id,
                 pattern: text.clone(),
                 subscriber: registry
-                    .get(self.filters.real(*sub))
+                    .get(self.real(*sub))
                     .cloned()
                     .expect("held subscriber"),
             })
@@ -406,38 +566,22 @@ impl Engine {
         self.filters.filters()
     }
 
+    /// The id and group name of every group subscription, ordered by id.
+    pub fn groups(&self) -> Vec<(SubscriptionId, Arc<str>)> {
+        let mut all = self.groups.names();
+        all.sort_unstable_by_key(|(id, _)| *id);
+        all
+    }
+
     /// The id the next new subscription will get.
     pub fn next_id(&self) -> SubscriptionId {
         self.next_id.load(Ordering::Relaxed)
     }
 
-    /// Rebuilds an engine from a snapshot, keeping every id. Fails if an entry is invalid or
-    /// two entries clash, so a corrupted snapshot never loads partly.
-    pub fn restore(
-        dialect: Dialect,
-        algorithm: Algorithm,
-        limits: Limits,
-        subscriptions: &[Subscription],
-        next_id: SubscriptionId,
-    ) -> Result<Self> {
-        Engine::restore_filtered(dialect, algorithm, limits, subscriptions, &[], next_id)
-    }
-
-    /// [`restore`](Self::restore) with the filters of filtered subscriptions, by id.
-    pub fn restore_filtered(
-        dialect: Dialect,
-        algorithm: Algorithm,
-        limits: Limits,
-        subscriptions: &[Subscription],
-        filters: &[(SubscriptionId, Arc<Filter>)],
-        next_id: SubscriptionId,
-    ) -> Result<Self> {
-        let mut config = Config::new(dialect);
-        config.limits = limits;
-        Engine::restore_config(algorithm, config, subscriptions, filters, next_id)
-    }
-
-    /// [`restore_filtered`](Self::restore_filtered) with every setting of `config`.
+    /// Rebuilds an engine with every setting of `config` from a snapshot: its subscriptions,
+    /// the filters of its filtered subscriptions (by id) and the id the next new subscription
+    /// gets, keeping every id. Fails if an entry is invalid or two entries clash, so a
+    /// corrupted snapshot never loads partly.
     pub fn restore_config(
         algorithm: Algorithm,
         config: Config,
@@ -445,9 +589,30 @@ impl Engine {
         filters: &[(SubscriptionId, Arc<Filter>)],
         next_id: SubscriptionId,
     ) -> Result<Self> {
-        let engine = Engine::with_config(algorithm, config)?;
+        Engine::with_config(algorithm, config)?.restored(subscriptions, filters, &[], next_id)
+    }
+
+    /// This (empty) engine holding a snapshot's subscriptions, as
+    /// [`restore_config`](Self::restore_config) rebuilds them, with the group of each group
+    /// subscription given by id (a `$share/{name}/{filter}` text with shared subscriptions on
+    /// needs none).
+    pub fn restored(
+        self,
+        subscriptions: &[Subscription],
+        filters: &[(SubscriptionId, Arc<Filter>)],
+        groups: &[(SubscriptionId, Arc<str>)],
+        next_id: SubscriptionId,
+    ) -> Result<Self> {
+        let engine = self;
+        if !engine.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a snapshot is restored into an empty engine".into(),
+            ));
+        }
         let filters: FxHashMap<SubscriptionId, &Arc<Filter>> =
             filters.iter().map(|(id, f)| (*id, f)).collect();
+        let groups: FxHashMap<SubscriptionId, &str> =
+            groups.iter().map(|(id, g)| (*id, &**g)).collect();
         let held = |id: SubscriptionId| engine.table.id_shard(id).contains_key(&id);
         let mut max_id = 0;
         for s in subscriptions {
@@ -457,8 +622,22 @@ impl Engine {
                     s.id
                 )));
             }
+            if s.id > LOW {
+                return Err(Error::InvalidArgument(format!(
+                    "snapshot subscription id {} is too large",
+                    s.id
+                )));
+            }
             let filter = filters.get(&s.id).map(|&f| f.clone());
-            let got = engine.add(&s.pattern, &s.subscriber, filter, Some(s.id), &mut |_| {})?;
+            let group = groups.get(&s.id).copied();
+            let got = engine.add(
+                &s.pattern,
+                &s.subscriber,
+                filter,
+                group,
+                Some(s.id),
+                &mut |_| {},
+            )?;
             if got != s.id {
                 return Err(Error::InvalidArgument(format!(
                     "snapshot repeats subscription ({:?}, {:?})",
@@ -470,6 +649,11 @@ impl Engine {
         if let Some(id) = filters.keys().find(|&&id| !held(id)) {
             return Err(Error::InvalidArgument(format!(
                 "snapshot has a filter for subscription {id}, which it does not hold"
+            )));
+        }
+        if let Some(id) = groups.keys().find(|&&id| !held(id)) {
+            return Err(Error::InvalidArgument(format!(
+                "snapshot has a group for subscription {id}, which it does not hold"
             )));
         }
         let after_max = max_id.checked_add(1).ok_or_else(|| {

@@ -9,9 +9,11 @@
 //!   registry id, which a value only has while subscribed), so every subscribe and unsubscribe
 //!   of one pair, or of texts matched alike, holds the same shard for its whole
 //!   check-then-change.
-//! - A key shard also counts the shared subscriptions of each (matched text, subscriber), so
+//! - A key shard also lists the shared subscriptions of each (matched text, subscriber), so
 //!   the algorithm holds the pattern once however many texts of the subscriber match alike
-//!   (`a/b`, `$share/g1/a/b`, `$share/g2/a/b`): inserted by the first, removed with the last.
+//!   (`a/b`, `$share/g1/a/b`, `$share/g2/a/b`): inserted by the first, removed with the last;
+//!   and a pattern an algorithm holds leads back to every subscription matched as it
+//!   ([`Keys::matched_as`]).
 //! - **Id shards** map a subscription id to its (pattern, subscriber id), by id.
 //!
 //! Lock order: a key shard, then an id shard; a snapshot takes every id shard in index order
@@ -24,10 +26,10 @@ use parking_lot::{Mutex, MutexGuard};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::hash::BuildHasher;
 
-use crate::matcher::{shrink_if_sparse, SubscriberId};
+use crate::dialect::Dialect;
+use crate::matcher::{shrink_if_sparse, SubscriberId, SubscriptionId};
+use crate::pattern::{matched_text, SHARE_PREFIX};
 use crate::registry::Subscriber;
-
-use super::SubscriptionId;
 
 /// Shards of each kind: a few times the cores writers are likely to run on.
 const SHARDS: usize = 32;
@@ -37,39 +39,70 @@ const SHARDS: usize = 32;
 pub(super) struct Keys {
     /// (pattern text, subscriber id) to subscription id.
     pub(super) pairs: FxHashMap<(Arc<str>, SubscriberId), SubscriptionId>,
-    /// (matched text, subscriber id) to how many held shared subscriptions are matched as it
-    /// (absent when none): only MQTT `$share/...` texts are counted here.
-    pub(super) shared: FxHashMap<(Arc<str>, SubscriberId), usize>,
+    /// (matched text, subscriber id) to the held shared subscriptions matched as it (absent
+    /// when none): only MQTT `$share/...` texts are listed here.
+    pub(super) shared: FxHashMap<(Arc<str>, SubscriberId), Vec<SubscriptionId>>,
 }
 
 impl Keys {
-    /// How many held subscriptions of `sub` are matched as `matched`: a shared one counts
-    /// once each, the subscription whose text is `matched` itself once.
+    /// How many held subscriptions of `sub` are matched as `matched`: each shared one, and the
+    /// subscription whose text is `matched` itself if that text is matched whole (a text that
+    /// is itself `$share/...`, the filter of `$share/g/$share/...`, is matched as its own
+    /// filter, so it is not one of them).
     fn holders(&self, matched: &Arc<str>, sub: SubscriberId) -> usize {
         let key = (matched.clone(), sub);
-        self.shared.get(&key).copied().unwrap_or(0) + usize::from(self.pairs.contains_key(&key))
+        let whole = !matched.starts_with(SHARE_PREFIX) && self.pairs.contains_key(&key);
+        self.shared.get(&key).map_or(0, Vec::len) + usize::from(whole)
     }
 
-    /// Counts a new, not yet recorded subscription of `sub` whose text `text` is matched as
-    /// `matched`; whether it is the first so matched (the algorithm must then insert it).
-    pub(super) fn hold(&mut self, text: &Arc<str>, matched: &str, sub: SubscriberId) -> bool {
+    /// The ids of the held subscriptions of `sub` matched as `matched` (a matched text of
+    /// `dialect`), in no order.
+    pub(super) fn matched_as(
+        &self,
+        dialect: Dialect,
+        matched: &Arc<str>,
+        sub: SubscriberId,
+    ) -> Vec<SubscriptionId> {
+        let key = (matched.clone(), sub);
+        let mut ids = self.shared.get(&key).cloned().unwrap_or_default();
+        if matched_text(dialect, matched).len() == matched.len() {
+            ids.extend(self.pairs.get(&key));
+        }
+        ids
+    }
+
+    /// Counts a new, not yet recorded subscription `id` of `sub` whose text `text` is matched
+    /// as `matched`; whether it is the first so matched (the algorithm must then insert it).
+    pub(super) fn hold(
+        &mut self,
+        text: &Arc<str>,
+        matched: &str,
+        sub: SubscriberId,
+        id: SubscriptionId,
+    ) -> bool {
         let matched = matched_key(text, matched);
         let first = self.holders(&matched, sub) == 0;
         if !Arc::ptr_eq(&matched, text) {
-            *self.shared.entry((matched, sub)).or_default() += 1;
+            self.shared.entry((matched, sub)).or_default().push(id);
         }
         first
     }
 
-    /// Uncounts a subscription that [`forget`] has just removed; whether it was the last of
-    /// `sub` matched as `matched` (the algorithm must then remove it).
-    pub(super) fn let_go(&mut self, text: &Arc<str>, matched: &str, sub: SubscriberId) -> bool {
+    /// Uncounts subscription `id`, which [`forget`] has just removed; whether it was the last
+    /// of `sub` matched as `matched` (the algorithm must then remove it).
+    pub(super) fn let_go(
+        &mut self,
+        text: &Arc<str>,
+        matched: &str,
+        sub: SubscriberId,
+        id: SubscriptionId,
+    ) -> bool {
         let matched = matched_key(text, matched);
         if !Arc::ptr_eq(&matched, text) {
             let key = (matched.clone(), sub);
-            let count = self.shared.get_mut(&key).expect("counted when subscribed");
-            *count -= 1;
-            if *count == 0 {
+            let ids = self.shared.get_mut(&key).expect("listed when subscribed");
+            ids.retain(|&held| held != id);
+            if ids.is_empty() {
                 self.shared.remove(&key);
                 shrink_if_sparse(&mut self.shared);
             }

@@ -4,8 +4,9 @@
 use rustc_hash::FxHashMap;
 
 use crate::fields::criteria::{Comparison, Criterion};
-use crate::fields::pivot::Record;
-use crate::fields::postings::{Grouped, Postings, Slot, Thresholds};
+use crate::fields::ids::{FieldId, Ids, Slot, ValueId};
+use crate::fields::pivot::{Check, Record};
+use crate::fields::postings::{Grouped, Postings, Thresholds};
 use crate::fields::value::Value;
 
 /// The four comparisons, in the order [`FieldIndex::cmp`] holds their thresholds.
@@ -25,39 +26,6 @@ const CMP_GUESS: f64 = 0.5;
 
 /// Presence estimates above every other criterion: it is met whenever the field is there.
 const PRESENT: f64 = 1.5;
-
-/// A dense number for a field, reused after the field goes.
-pub type FieldId = u32;
-
-/// A number for one (field, value) that some criterion names, reused after the last goes.
-pub type ValueId = u32;
-
-/// Hands out dense ids and takes them back.
-#[derive(Debug, Default)]
-pub struct Ids {
-    next: u32,
-    free: Vec<u32>,
-}
-
-impl Ids {
-    /// A free id.
-    pub fn take(&mut self) -> u32 {
-        self.free.pop().unwrap_or_else(|| {
-            self.next += 1;
-            self.next - 1
-        })
-    }
-
-    /// Gives `id` back.
-    pub fn give(&mut self, id: u32) {
-        self.free.push(id);
-    }
-
-    /// One more than the highest id handed out.
-    pub fn end(&self) -> u32 {
-        self.next
-    }
-}
 
 /// The slots asking for one value of a field, and the value's id.
 #[derive(Debug)]
@@ -167,6 +135,28 @@ impl FieldIndex {
             self.eq.remove(v);
         }
         self.eq_postings -= 1;
+    }
+
+    /// Appends the checks of `criterion`, on this field, to `out` (a pivoted subscription's
+    /// other criteria, verified rather than counted: see [`Checks`](super::pivot::Checks)).
+    pub fn checks(&self, criterion: &Criterion, out: &mut Vec<Check>) {
+        let id = |v: &Value| self.eq.get(v).expect("a posted value").id;
+        let f = self.id;
+        match criterion {
+            Criterion::Present => out.push(Check::Present(f)),
+            Criterion::Eq(v) => out.push(Check::Eq(f, id(v))),
+            Criterion::In(vs) => {
+                out.push(Check::In(f, u32::try_from(vs.len()).expect("capped")));
+                out.extend(vs.iter().map(|v| Check::Of(id(v))));
+            }
+            _ => {
+                let (op, t) = criterion.comparison().expect("validated as numeric");
+                out.push(match t.as_i64() {
+                    Some(i) => Check::CmpInt(f, op, i),
+                    None => Check::CmpFloat(f, op, t.as_f64()),
+                });
+            }
+        }
     }
 
     /// How often a message carrying this field is guessed to meet `criterion`, from the values

@@ -14,10 +14,9 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
-use crate::engine::SubscriptionId;
 use crate::fields::criteria::Filter;
 use crate::fields::message::Message;
-use crate::matcher::{dedup_tail, SubscriberId};
+use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 
 /// The bit that marks a synthetic subscriber id.
 const SYNTHETIC: SubscriberId = 1 << 63;
@@ -25,6 +24,11 @@ const SYNTHETIC: SubscriberId = 1 << 63;
 /// Whether `id` stands for a filtered subscription.
 pub fn is_synthetic(id: SubscriberId) -> bool {
     id & SYNTHETIC != 0
+}
+
+/// The subscription a synthetic id stands for.
+pub fn subscription_of(synthetic: SubscriberId) -> SubscriptionId {
+    synthetic & !SYNTHETIC
 }
 
 /// Whether any of `ids` stands for a filtered subscription: one OR over the ids (no branch

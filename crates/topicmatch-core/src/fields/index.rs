@@ -24,10 +24,11 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::fields::criteria::Filter;
-use crate::fields::field::{FieldId, FieldIndex, Ids, COMPARISONS};
+use crate::fields::field::{FieldIndex, COMPARISONS};
+use crate::fields::ids::{FieldId, Ids, Slot};
 use crate::fields::message::Message;
 use crate::fields::pivot::{Checks, Record, Seen, PIVOT, REST};
-use crate::fields::postings::{Postings, Slot};
+use crate::fields::postings::Postings;
 
 /// Threshold of a free slot: no count reaches it.
 const FREE: Count = Count::MAX;
@@ -113,7 +114,7 @@ impl Index {
             let g = if pivot == NOT_PIVOTED { group } else { REST };
             fi.post(criterion, g, slot, None, &mut self.value_ids);
             if g == REST {
-                Checks::of(fi, criterion, &mut checks);
+                fi.checks(criterion, &mut checks);
             }
         }
         self.pivot[slot as usize] = pivot;

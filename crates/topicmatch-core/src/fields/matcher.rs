@@ -6,13 +6,12 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
-use crate::engine::SubscriptionId;
 use crate::error::{Error, Result};
 use crate::fields::criteria::Filter;
+use crate::fields::ids::Slot;
 use crate::fields::index::{Index, Report};
 use crate::fields::message::Message;
-use crate::fields::postings::Slot;
-use crate::matcher::{dedup_tail, SubscriberId};
+use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 use crate::registry::{Registry, Subscriber};
 
 /// One content subscription, as a snapshot lists it.

@@ -1,5 +1,6 @@
 //! Content-based routing: criteria on message fields, matched by inverted index and hit
-//! counting (seeds 000 and 001, "Field Matching Example").
+//! counting (the "Field Matching Example" of "Fast topic matching" and of "High-speed message
+//! matching").
 //!
 //! A subscription's [`Filter`] holds [`Criterion`]s on named fields and a [`Mode`]: all of them
 //! (AND), any (OR) or at least `k`. A [`Message`] carries field values ([`Value`]: str, exact
@@ -25,6 +26,7 @@
 mod criteria;
 mod field;
 pub(crate) mod filtered;
+mod ids;
 mod index;
 mod matcher;
 mod message;

@@ -14,9 +14,8 @@
 //! inline in the slot's record ([`Checks`]), compared as masked integers without a branch,
 //! and the rest in one flat array.
 
-use crate::fields::criteria::{Comparison, Criterion};
-use crate::fields::field::{FieldId, FieldIndex, ValueId};
-use crate::fields::postings::Slot;
+use crate::fields::criteria::Comparison;
+use crate::fields::ids::{FieldId, Slot, ValueId};
 use crate::fields::value::{Number, Value};
 
 /// Group of a pivoted subscription's pivot criterion.
@@ -156,27 +155,6 @@ pub struct Checks {
 }
 
 impl Checks {
-    /// Appends the checks of `criterion`, on the field `field` indexes, to `out`.
-    pub fn of(field: &FieldIndex, criterion: &Criterion, out: &mut Vec<Check>) {
-        let id = |v: &Value| field.eq.get(v).expect("a posted value").id;
-        let f = field.id;
-        match criterion {
-            Criterion::Present => out.push(Check::Present(f)),
-            Criterion::Eq(v) => out.push(Check::Eq(f, id(v))),
-            Criterion::In(vs) => {
-                out.push(Check::In(f, u32::try_from(vs.len()).expect("capped")));
-                out.extend(vs.iter().map(|v| Check::Of(id(v))));
-            }
-            _ => {
-                let (op, t) = criterion.comparison().expect("validated as numeric");
-                out.push(match t.as_i64() {
-                    Some(i) => Check::CmpInt(f, op, i),
-                    None => Check::CmpFloat(f, op, t.as_f64()),
-                });
-            }
-        }
-    }
-
     /// Takes the checks `checks` of `slot`, which has none: returns its record, with the
     /// first [`INLINE`] presence and equality checks, and keeps the others.
     pub fn set(&mut self, slot: Slot, checks: &[Check]) -> Record {

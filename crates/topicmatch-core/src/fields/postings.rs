@@ -6,11 +6,9 @@
 //! anything cannot satisfy a subscription of a group above `m`, so lookups skip those groups.
 
 use crate::fields::criteria::Comparison;
+use crate::fields::ids::Slot;
 use crate::fields::pivot::Record;
 use crate::fields::value::Number;
-
-/// A subscription's index in the counter array.
-pub type Slot = u32;
 
 /// Lists of `T`, one per group, ordered by group; no group is kept empty.
 #[derive(Debug)]

@@ -8,10 +8,10 @@ use crate::matcher::{Config, Matcher};
 
 pub mod auto;
 pub mod cstrie;
-pub(crate) mod door;
 pub mod inverted_bitmap;
 pub mod naive;
 pub mod optimized_bitmap;
+pub(crate) mod shared;
 pub mod trie;
 
 /// The algorithms this build offers.
@@ -23,9 +23,11 @@ pub enum Algorithm {
     Trie,
     /// A lock-free concurrent subscription trie (Ctrie-style CAS on I-nodes).
     Cstrie,
-    /// One cached bitmap row per topic seen (seed 000, OpenAMQ), bounded, updated in place.
+    /// One cached bitmap row per topic seen ("Fast topic matching", OpenAMQ), bounded, updated
+    /// in place.
     InvertedBitmap,
-    /// Per-level bitmap rows combined with vector AND instructions (seeds 001/002).
+    /// Per-level bitmap rows combined with vector AND instructions ("High-speed message
+    /// matching").
     OptimizedBitmap,
     /// The optimized bitmap while wildcard patterns are few, the trie beyond the crossover.
     Auto,

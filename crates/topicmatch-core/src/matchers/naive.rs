@@ -1,14 +1,15 @@
 //! The naive matcher: a map of pattern to subscribers, every pattern tried on every lookup.
 //!
-//! This is the seeds' baseline and the project's oracle: it runs the reference semantics
+//! This is the baseline the source documents measure against, and the project's oracle: it runs the reference semantics
 //! ([`Pattern::matches_words`]) and nothing else, so every other algorithm is tested against it.
 
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
 use crate::error::Result;
-use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
+use crate::matcher::{dedup_tail, Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
+use crate::relation::Query;
 use crate::topic::parse_topic;
 
 /// Scans every pattern on every lookup.
@@ -71,5 +72,20 @@ impl Matcher for NaiveMatcher {
     fn matches_any(&self, topic: &str) -> Result<bool> {
         let words = parse_topic(self.config.dialect, &self.config.limits, topic)?;
         Ok(self.patterns.read().keys().any(|p| p.matches_words(&words)))
+    }
+
+    /// A scan: the relation decided for every pattern held.
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        let mut found = Vec::new();
+        for (pattern, subs) in self.patterns.read().iter() {
+            if query.holds(pattern.words())? {
+                found.push(Related {
+                    words: pattern.words().to_vec(),
+                    subscribers: subs.clone(),
+                });
+            }
+        }
+        out.append(&mut found);
+        Ok(true)
     }
 }

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use topicmatch_core::{Algorithm, Dialect, Engine, Limits, Subscriber};
+use topicmatch_core::{Algorithm, Config, Dialect, Engine, Limits, Subscriber};
 
 /// The shared case table, also read by pytest.
 pub fn cases() -> Value {
@@ -16,6 +16,13 @@ pub fn cases() -> Value {
 
 pub fn dialect(v: &Value) -> Dialect {
     v.as_str().unwrap().parse().unwrap()
+}
+
+/// The config of `dialect` with `limits`.
+pub fn config(dialect: Dialect, limits: Limits) -> Config {
+    let mut config = Config::new(dialect);
+    config.limits = limits;
+    config
 }
 
 pub fn engine(dialect: Dialect, algorithm: Algorithm) -> Engine {

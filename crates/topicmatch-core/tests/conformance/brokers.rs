@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use topicmatch_core::{matches, Algorithm, Dialect, Engine, Error, Subscriber, SubscriptionId};
+use topicmatch_core::{
+    matches, Algorithm, Dialect, Engine, Error, GroupPolicy, Subscriber, SubscriptionId,
+};
 
 use crate::common::{dialect, engine, sorted};
 
@@ -63,11 +65,15 @@ pub fn check_suite(algorithm: Algorithm, suite: &Value) {
     check_rejected(algorithm, d, suite, &at);
     check_validity(algorithm, d, suite, &at);
     for scenario in rows(suite, "scenarios") {
-        run_scenario(
-            &engine(d, algorithm),
-            scenario["steps"].as_array().unwrap(),
-            &at,
-        );
+        // A scenario may set `shared_subscriptions` (MQTT `$share/...` as groups or as plain
+        // filters); the dialect's default otherwise.
+        let m = match scenario["shared_subscriptions"].as_bool() {
+            Some(shared) => engine(d, algorithm)
+                .with_groups(GroupPolicy::default(), shared)
+                .unwrap(),
+            None => engine(d, algorithm),
+        };
+        run_scenario(&m, scenario["steps"].as_array().unwrap(), &at);
     }
     check_counts(algorithm, d, suite, &at);
     check_equivalent(algorithm, d, suite, &at);

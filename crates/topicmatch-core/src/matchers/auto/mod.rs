@@ -19,8 +19,9 @@ mod migrate;
 use parking_lot::RwLock;
 
 use crate::error::Result;
-use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
+use crate::relation::Query;
 use migrate::{Active, Book};
 
 /// Distinct wildcard patterns above which `auto` uses the trie.
@@ -90,5 +91,10 @@ impl Matcher for AutoMatcher {
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
         self.inner.read().active.get().matches_any(topic)
+    }
+
+    /// The trie's walk while the trie is active; the bitmap has no walk.
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        self.inner.read().active.get().related_into(query, out)
     }
 }

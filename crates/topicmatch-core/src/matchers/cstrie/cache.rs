@@ -41,9 +41,10 @@
 //! epoch ([`Slot`]).
 
 use super::kids::Key;
-use super::raw::{Pin, Slot};
+use super::raw::slot::Slot;
+use super::raw::Pin;
 use crate::matcher::SubscriberId;
-use crate::matchers::door::Doorkeeper;
+use crate::matchers::shared::door::Doorkeeper;
 use crate::sync::{AtomicU64, Ordering};
 
 /// The most subscribers a cached result holds (8 KiB): bigger results are looked up each time.

@@ -23,19 +23,18 @@
 //! word's copy packed in the key's free bits, and the child 8) and a subscriber's 16; and a
 //! node is one allocation (its shared slot array), its bitmap living in the parent's slot. A
 //! copied full level is then one allocation of at most 384 bytes (no reference-count header),
-//! within the allocator's per-thread cache sizes. (Slots were 32 bytes until round eight: a
-//! link to a node was a fat pointer and a bitmap, 24 bytes, and a word's label 24; measured
-//! with callgrind's cache model on the one-thread 90/10 mix, the 24-byte slots write 18% fewer
-//! and read 7% fewer L1 lines per insert, for 0.7% fewer instructions.)
+//! within the allocator's per-thread cache sizes. (Against 32-byte slots, a fat pointer and a
+//! bitmap linking a node and a 24-byte word label, measured with callgrind's cache model on
+//! the one-thread 90/10 mix: 18% fewer L1 lines written and 7% fewer read per insert, for 0.7%
+//! fewer instructions.)
 //!
 //! 16 slots per level, not 32: an insert writes the whole copied path into fresh memory, and
 //! that traffic, not the instructions, is its cost. For the 48 children of a typical wide
 //! level, a 32-slot root holds ~25 slots (800 bytes copied per insert), a 16-slot root 16
 //! (512 bytes) plus a few-slot inner node either way: measured with callgrind's cache model
-//! on the 90/10 mix (with round six's other insert changes), 21% fewer written and 8% fewer
-//! read L1 misses per insert for as many instructions; a lookup in a level of 100,000
-//! children follows 5 nodes instead of 4.
-//! Not 8 either (round eight, with 24-byte slots): 15% fewer written and 8% fewer read L1
+//! on the 90/10 mix, 21% fewer written and 8% fewer read L1 misses per insert for as many
+//! instructions; a lookup in a level of 100,000 children follows 5 nodes instead of 4.
+//! Not 8 either (8 slots against 16, both of 24 bytes): 15% fewer written and 8% fewer read L1
 //! misses per insert, but 7% more instructions, and no wall-clock difference in paired runs.
 
 use super::raw::{Array, Delta, Shared};
@@ -279,8 +278,8 @@ impl<K: Copy + Placed + Send + Sync, V: Copy + Send + Sync> Hamt<K, V> {
     }
 
     /// Calls `f` on every entry, in no particular order, without allocating.
-    pub(super) fn for_each(&self, mut f: impl FnMut(&K, &V)) {
-        fn walk<K, V>(slots: &[Slot<K, V>], f: &mut impl FnMut(&K, &V)) {
+    pub(super) fn for_each<'a>(&'a self, mut f: impl FnMut(&'a K, &'a V)) {
+        fn walk<'a, K, V>(slots: &'a [Slot<K, V>], f: &mut impl FnMut(&'a K, &'a V)) {
             for slot in slots {
                 match slot {
                     Slot::Entry(k, v) => f(k, v),
@@ -488,8 +487,11 @@ mod tests {
 
     #[test]
     fn a_word_childs_slot_is_24_bytes_and_a_subscribers_16() {
-        use super::super::{kids::WideLabel, raw::Child};
-        assert_eq!(std::mem::size_of::<super::Slot<WideLabel, Child>>(), 24);
+        // A word child: a 16-byte label (`kids::WideLabel`) and a link (`raw::Child`, a
+        // non-null pointer), whose sizes `nodes` checks.
+        type Label = [u64; 2];
+        type Link = std::ptr::NonNull<u8>;
+        assert_eq!(std::mem::size_of::<super::Slot<Label, Link>>(), 24);
         assert_eq!(std::mem::size_of::<super::Slot<u64, ()>>(), 16);
     }
 

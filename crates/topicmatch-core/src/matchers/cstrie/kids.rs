@@ -17,9 +17,12 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 
 use super::hamt::{Hamt, Placed};
+use super::raw::{Array, Delta, LongWord, Packed};
+use crate::bytes::pack;
 #[cfg(target_arch = "x86_64")]
-use super::raw::positions_of;
-use super::raw::{Array, Child, Delta, LongWord, Packed};
+use crate::bytes::positions_of;
+#[cfg(not(target_arch = "x86_64"))]
+use crate::bytes::swar_positions;
 use crate::sync::Arc;
 
 /// Most children a narrow level holds.
@@ -102,32 +105,6 @@ impl Key {
         let x = self.low ^ self.high.rotate_left(29);
         let h = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         h ^ (h >> 29)
-    }
-}
-
-/// The bytes of a word of at most 15 bytes as a little-endian integer, zero above them: loads
-/// of whole words (two overlapping ones for the tail) rather than a byte copy.
-#[inline]
-pub(super) fn pack(bytes: &[u8]) -> u128 {
-    let len = bytes.len();
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4")));
-    if len >= 8 {
-        // The tail load ends at `len`; shifting drops the bytes the first load has.
-        let high = word(len - 8)
-            .checked_shr(((16 - len) * 8) as u32)
-            .unwrap_or(0);
-        u128::from(word(0)) | (u128::from(high) << 64)
-    } else if len >= 4 {
-        let high = half(len - 4) >> ((8 - len) * 8);
-        u128::from(half(0) | (high << 32))
-    } else if len > 0 {
-        // One to three bytes: the first, the middle and the last (some the same byte) cover
-        // them all without a loop.
-        let at = |i: usize| u64::from(bytes[i]) << (8 * i);
-        u128::from(at(0) | at(len / 2) | at(len - 1))
-    } else {
-        0
     }
 }
 
@@ -224,11 +201,11 @@ impl Placed for WideLabel {
     }
 }
 
-/// One child of a narrow level.
+/// One child of a narrow level, linked by `C`.
 #[derive(Clone, Copy)]
-pub(super) struct Kid {
+pub(super) struct Kid<C> {
     label: Label,
-    child: Child,
+    child: C,
 }
 
 /// A narrow level's children: one tag byte per child inline (in the main node's cache line),
@@ -236,14 +213,14 @@ pub(super) struct Kid {
 /// sixteen tags at once (one SSE2 compare on `x86_64`, SWAR on a `u128` elsewhere), then checks
 /// the full key of the one candidate (rarely more).
 #[derive(Clone)]
-pub(super) struct Narrow {
+pub(super) struct Narrow<C> {
     tags: [u8; NARROW],
-    kids: Arc<[Kid]>,
+    kids: Arc<[Kid<C>]>,
 }
 
-impl Narrow {
+impl<C: Copy> Narrow<C> {
     /// The level of `kids` (one to [`NARROW`] children).
-    fn of(kids: Arc<[Kid]>) -> Narrow {
+    fn of(kids: Arc<[Kid<C>]>) -> Narrow<C> {
         debug_assert!((1..=NARROW).contains(&kids.len()));
         let mut tags = [0; NARROW];
         for (tag, kid) in tags.iter_mut().zip(kids.iter()) {
@@ -269,25 +246,6 @@ impl Narrow {
     fn candidates(&self, tag: u8) -> u32 {
         swar_positions(&self.tags, tag)
     }
-}
-
-/// The positions of `byte` among `bytes` as bits, without SIMD: the exact zero-byte test of
-/// `bytes ^ byte` over the 16 bytes at once (no false positives), its byte flags gathered
-/// into bits. (Compiled on `x86_64` too, where a test checks it against SSE2.)
-#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
-#[inline(always)]
-#[allow(clippy::inline_always)] // part of the lookup's inner loop
-pub(super) fn swar_positions(bytes: &[u8; NARROW], byte: u8) -> u32 {
-    const ONES: u128 = u128::MAX / 0xFF;
-    const LOW7: u128 = ONES * 0x7F;
-    let x = u128::from_le_bytes(*bytes) ^ (ONES * u128::from(byte));
-    let mut zero = !(((x & LOW7) + LOW7) | x | LOW7);
-    let mut bits = 0;
-    while zero != 0 {
-        bits |= 1 << (zero.trailing_zeros() / 8);
-        zero &= zero - 1;
-    }
-    bits
 }
 
 /// A topic word ready for child lookups: the word, its [`Key`] and its tag, computed once per
@@ -344,23 +302,25 @@ impl<'w> Probe<'w> {
     }
 }
 
-/// A level's children by literal word. Cloning is O(1): the versions share the array or map.
+/// A level's children by literal word, each linked by a `C` (the trie's `nodes::Child`; a
+/// parameter, so that this module needs nothing from the nodes it links). Cloning is O(1): the
+/// versions share the array or map.
 #[derive(Clone, Default)]
-pub(super) enum Kids {
+pub(super) enum Kids<C> {
     /// One to [`NARROW`] children, found by tag. (A variant of its own, not an `Option`, so
     /// that a lookup tells it from the rest with one compare.)
-    Narrow(Narrow),
+    Narrow(Narrow<C>),
     /// No child (a live level).
     #[default]
     None,
     /// More, in a persistent HAMT.
-    Wide(Hamt<WideLabel, Child>),
+    Wide(Hamt<WideLabel, C>),
     /// None, in a tombstone: kept here rather than in a flag of its own so that a main node
     /// stays small.
     Tomb,
 }
 
-impl Kids {
+impl<C: Copy + Send + Sync> Kids<C> {
     /// Whether there is no child.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
@@ -373,7 +333,7 @@ impl Kids {
 
     /// The child along `word`, whose key is `key`.
     #[inline]
-    pub(super) fn get(&self, word: &str, key: Key) -> Option<&Child> {
+    pub(super) fn get(&self, word: &str, key: Key) -> Option<&C> {
         self.find(&Probe::keyed(word.as_bytes(), key))
     }
 
@@ -381,7 +341,7 @@ impl Kids {
     /// handful of instructions, cheaper than the call.
     #[inline(always)]
     #[allow(clippy::inline_always)] // measured: the call and its register saves cost more
-    pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&Child> {
+    pub(super) fn find(&self, probe: &Probe<'_>) -> Option<&C> {
         // The narrow case first, with one test: the others are out of line.
         let Kids::Narrow(narrow) = self else {
             return self.find_other(probe);
@@ -400,7 +360,7 @@ impl Kids {
 
     /// [`Kids::find`] in a wide level (or none).
     #[inline(never)]
-    fn find_other(&self, probe: &Probe<'_>) -> Option<&Child> {
+    fn find_other(&self, probe: &Probe<'_>) -> Option<&C> {
         match self {
             Kids::Wide(map) => map.get(probe.key.hash(), |label| {
                 label.is_bytes(probe.word, probe.key)
@@ -418,7 +378,7 @@ impl Kids {
     /// A version with `child` along `word`, which has no child here (an insert adds only
     /// missing levels, so no search for a child to replace), its HAMT nodes recorded in
     /// `delta`. Not for a tombstone, which never changes.
-    pub(super) fn with(&self, word: &str, key: Key, child: Child, delta: &mut Delta) -> Kids {
+    pub(super) fn with(&self, word: &str, key: Key, child: C, delta: &mut Delta) -> Kids<C> {
         debug_assert!(self.label(word, key).is_none(), "a new child only");
         let label = Label::new(word, key, delta);
         match self {
@@ -436,7 +396,7 @@ impl Kids {
                 }
                 let kid = Kid { label, child };
                 // An exact-size iterator: the shared array is allocated once, in place.
-                let next: Arc<[Kid]> = kids.iter().copied().chain([kid]).collect();
+                let next: Arc<[Kid<C>]> = kids.iter().copied().chain([kid]).collect();
                 Kids::Narrow(Narrow::of(next))
             }
             Kids::Wide(map) => {
@@ -469,7 +429,7 @@ impl Kids {
 
     /// A version without the child along `word`, its HAMT nodes recorded in `delta`, or `None`
     /// if there is none.
-    pub(super) fn without(&self, word: &str, key: Key, delta: &mut Delta) -> Option<Kids> {
+    pub(super) fn without(&self, word: &str, key: Key, delta: &mut Delta) -> Option<Kids<C>> {
         let label = self.label(word, key)?;
         // The removed entry's long word goes with it.
         label.for_each_array(&mut |array| delta.stale(array));
@@ -480,7 +440,7 @@ impl Kids {
                 if kids.len() == 1 {
                     return Some(Kids::None);
                 }
-                let next: Arc<[Kid]> = kids
+                let next: Arc<[Kid<C>]> = kids
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| *i != at)
@@ -529,18 +489,64 @@ impl Kids {
     }
 
     /// Calls `f` on every child link.
-    pub(super) fn for_each(&self, f: &mut impl FnMut(Child)) {
+    pub(super) fn for_each(&self, f: &mut impl FnMut(C)) {
         match self {
             Kids::None | Kids::Tomb => {}
             Kids::Narrow(narrow) => narrow.kids.iter().for_each(|kid| f(kid.child)),
             Kids::Wide(map) => map.for_each(|_, child| f(*child)),
         }
     }
+
+    /// Calls `f` on every child link with the spelling of its word.
+    pub(super) fn for_each_spelt<'k>(&'k self, f: &mut impl FnMut(Spelling, &'k C)) {
+        match self {
+            Kids::None | Kids::Tomb => {}
+            Kids::Narrow(narrow) => narrow
+                .kids
+                .iter()
+                .for_each(|kid| f(Spelling::of(kid.label), &kid.child)),
+            Kids::Wide(map) => map.for_each(|label, child| f(Spelling::of(label.label()), child)),
+        }
+    }
+}
+
+/// A child's word as its label keeps it, for the relation walks that spell the patterns they
+/// find: a short word's key holds its bytes, a long word's label its copy.
+#[derive(Clone, Copy)]
+pub(super) enum Spelling {
+    /// The key of a word of at most 15 bytes: the bytes, then the length in the top byte.
+    Short(Key),
+    /// A long word's copy, valid as long as the level it was read from (under the pin).
+    Long(LongWord),
+}
+
+impl Spelling {
+    fn of(label: Label) -> Spelling {
+        match label.long {
+            Some(long) => Spelling::Long(long),
+            None => Spelling::Short(label.key),
+        }
+    }
+
+    /// Calls `f` with the word.
+    pub(super) fn with<R>(&self, f: impl for<'w> FnOnce(&'w str) -> R) -> R {
+        match self {
+            Spelling::Short(key) => {
+                let mut bytes = [0u8; 16];
+                bytes[..8].copy_from_slice(&key.low.to_le_bytes());
+                bytes[8..].copy_from_slice(&key.high.to_le_bytes());
+                let len = usize::from(bytes[15]);
+                f(std::str::from_utf8(&bytes[..len]).expect("a key holds a word's UTF-8 bytes"))
+            }
+            Spelling::Long(long) => f(long.get()),
+        }
+    }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{swar_positions, Key};
+    use super::Key;
+    use crate::bytes::swar_positions;
 
     #[test]
     fn tag_positions_are_the_same_with_and_without_simd() {
@@ -558,7 +564,11 @@ mod tests {
                 .fold(0u32, |bits, (i, _)| bits | 1 << i);
             assert_eq!(swar_positions(&bytes, byte), expected, "{byte:#x}");
             #[cfg(target_arch = "x86_64")]
-            assert_eq!(super::positions_of(&bytes, byte), expected, "{byte:#x}");
+            assert_eq!(
+                crate::bytes::positions_of(&bytes, byte),
+                expected,
+                "{byte:#x}"
+            );
             // A tag (top bit set) never matches the padding.
             if byte >= 0x80 {
                 assert_eq!(expected >> 13, 0);
@@ -567,11 +577,25 @@ mod tests {
     }
 
     #[test]
-    fn a_main_node_stays_88_bytes_and_a_narrow_entry_half_a_cache_line() {
-        // 88 since a wide level's map holds its root's array as a fat pointer (one allocation
-        // per HAMT node): Kids is then 40 bytes.
-        assert!(std::mem::size_of::<super::super::nodes::Main>() <= 88);
-        assert_eq!(std::mem::size_of::<super::Kid>(), 32);
+    fn a_word_keyed_from_its_topic_chunk_is_keyed_as_alone() {
+        // The tokenizer hands a word's bytes with whatever follows it in the topic.
+        let topic = b"0123456789abcdef.xyz";
+        for start in 0..topic.len() {
+            for end in start..topic.len().min(start + 15) {
+                let word = &topic[start..end];
+                let mut chunk = [0u8; 16];
+                let n = (topic.len() - start).min(16);
+                chunk[..n].copy_from_slice(&topic[start..start + n]);
+                let short = super::Probe::short(word, u128::from_le_bytes(chunk));
+                assert!(short.same_as(&super::Probe::of(word)), "{start}..{end}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_narrow_entry_is_half_a_cache_line() {
+        // A label and a link (a non-null pointer, as `raw::Child` is).
+        assert_eq!(std::mem::size_of::<super::Kid<std::ptr::NonNull<u8>>>(), 32);
     }
 
     #[test]

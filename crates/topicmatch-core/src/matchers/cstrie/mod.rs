@@ -1,5 +1,6 @@
 //! The CS-trie: a lock-free concurrent subscription trie in the style of the Ctrie (Prokopec,
-//! Bronson, Bagwell, Odersky, `PPoPP` 2012), as seed 003/004 proposes, without the seed's costs.
+//! Bronson, Bagwell, Odersky, `PPoPP` 2012), as "Fast Topic Matching" proposes, without the
+//! costs its implementation measures.
 //!
 //! # Structure
 //! Each trie level is an **I-node** ([`raw::INode`]): an atomic pointer to an immutable
@@ -15,7 +16,8 @@
 //! rebuilds only what the update touches: a bounded array, or the HAMT path (at most 16 nodes
 //! of at most 16 slots). So a level with 100,000 children or a pattern with 100,000
 //! subscribers costs O(log n) per insert, not O(n): neither the child map nor the subscriber
-//! set is copied whole, unlike the seed's Go CS-trie (and RabbitMQ's old one).
+//! set is copied whole, unlike the Go CS-trie of "Fast Topic Matching" (and RabbitMQ's old
+//! one).
 //!
 //! Words are compared through a 16-byte key ([`kids::Key`]): a word of up to 15 bytes is its
 //! own key, so a child is found by integer compares with no hashing and no pointer to follow;
@@ -52,26 +54,27 @@
 //! guarantees.
 
 mod cache;
-mod front;
 mod hamt;
 mod kids;
 mod nodes;
 mod raw;
+mod relate;
 mod subs;
 mod walk;
 
 use smallvec::SmallVec;
 
 use crate::error::Result;
-use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
-use nodes::{Edge, Main};
-use raw::{Delta, Fresh, INode, Pin, Reclaim};
+use crate::relation::Query;
+use nodes::{Edge, Fresh, INode, Main};
+use raw::{Delta, Pin, Reclaim};
 
 /// The edges of a pattern, inline for usual depths.
 type Edges<'a> = SmallVec<[Edge<'a>; 16]>;
 /// Fills `edges` (empty) with the edges of `pattern`, in place: a 640-byte inline vector is
-/// not worth returning (measured: the move was a `memcpy` of ~90 instructions per insert).
+/// not worth returning (measured: the move is a `memcpy` of ~90 instructions per insert).
 #[inline]
 fn edges_of<'p>(pattern: &'p Pattern, edges: &mut Edges<'p>) {
     for word in pattern.words() {
@@ -265,12 +268,12 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        walk::lookup(self, topic, out, false).map(|_| ())
+        self.walk_topic(topic, out, false).map(|_| ())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
         // `first_only` appends nothing.
-        walk::lookup(self, topic, &mut Vec::new(), true)
+        self.walk_topic(topic, &mut Vec::new(), true)
     }
 
     fn lookup_batch_into(
@@ -279,7 +282,11 @@ impl Matcher for CsTrieMatcher {
         out: &mut Vec<SubscriberId>,
         ends: &mut Vec<usize>,
     ) -> Result<()> {
-        walk::lookup_batch(self, topics, out, ends)
+        self.walk_batch(topics, out, ends)
+    }
+
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        self.related(query, out).map(|()| true)
     }
 }
 

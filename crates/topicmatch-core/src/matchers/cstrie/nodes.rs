@@ -2,10 +2,17 @@
 //! levels.
 
 use super::kids::{Key, Kids};
-use super::raw::{Array, Child, Delta};
+use super::raw::{self, Array, Delta, Node};
 use super::subs::Subs;
 use crate::matcher::SubscriberId;
 use crate::pattern::Word;
+
+/// An I-node of this trie.
+pub(super) type INode = raw::INode<Main>;
+/// A link to a child I-node.
+pub(super) type Child = raw::Child<Main>;
+/// A new I-node, not linked into the trie yet.
+pub(super) type Fresh = raw::Fresh<Main>;
 
 /// The edge from a node to one of its children.
 #[derive(Debug, Clone, Copy)]
@@ -48,13 +55,13 @@ pub(super) struct Main {
     /// The one-word wildcard child.
     pub one: Option<Child>,
     /// Children by literal word.
-    pub words: Kids,
+    pub words: Kids<Child>,
 }
 
 impl Main {
     /// A copy with `words` and `subs` replaced where given: the parts it keeps are shared (a
     /// narrow array's reference count, or a HAMT's root pointer).
-    fn copy(&self, words: Option<Kids>, subs: Option<Subs>) -> Main {
+    fn copy(&self, words: Option<Kids<Child>>, subs: Option<Subs>) -> Main {
         Main {
             // A tombstone never changes, so its copies are never tombstones.
             words: words.unwrap_or_else(|| {
@@ -174,5 +181,44 @@ impl Main {
     pub(super) fn for_each_child(&self, mut f: impl FnMut(Child)) {
         self.words.for_each(&mut f);
         self.one.into_iter().chain(self.multi).for_each(f);
+    }
+}
+
+impl Node for Main {
+    type Edge<'a> = Edge<'a>;
+
+    #[inline]
+    fn is_tomb(&self) -> bool {
+        Main::is_tomb(self)
+    }
+
+    #[inline]
+    fn child(&self, edge: Edge<'_>) -> Option<&Child> {
+        Main::child(self, edge)
+    }
+
+    fn for_each_child(&self, f: impl FnMut(Child)) {
+        Main::for_each_child(self, f);
+    }
+
+    fn for_each_array(&self, f: &mut impl FnMut(Array)) {
+        Main::for_each_array(self, f);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::kids::WideLabel;
+    use super::{Child, Main};
+
+    #[test]
+    fn a_main_node_stays_88_bytes_and_a_wide_entry_is_a_label_and_a_pointer() {
+        // 88 since a wide level's map holds its root's array as a fat pointer (one allocation
+        // per HAMT node): Kids is then 40 bytes.
+        assert!(std::mem::size_of::<Main>() <= 88);
+        // What `hamt`'s slot size test stands in for.
+        assert_eq!(std::mem::size_of::<WideLabel>(), 16);
+        assert_eq!(std::mem::size_of::<Child>(), 8);
+        assert_eq!(std::mem::size_of::<Option<Child>>(), 8);
     }
 }

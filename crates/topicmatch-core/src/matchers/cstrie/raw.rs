@@ -22,9 +22,9 @@
 //! - with the whole trie, when the matcher is dropped ([`INode::free_children`]).
 //!
 //! # Who owns a shared array
-//! A wide level's HAMT nodes (its children's or its subscribers') are [`Shared`] arrays: plain
-//! pointers again, so that a path copy copies pointers and touches no reference count, and a
-//! freed version decrements none. The versions of a main node form a chain (each replaced by
+//! A wide level's HAMT nodes (its children's or its subscribers') are [`Shared`] arrays
+//! ([`arrays`]): plain pointers again, so that a path copy copies pointers and touches no
+//! reference count, and a freed version decrements none. The versions of a main node form a chain (each replaced by
 //! the next with one CAS); an array is owned by the *current* version, and every update says
 //! which arrays it allocated (*fresh*) and which arrays of the version it replaces it no longer
 //! links (*stale*: the copied path, since the nodes off the path are shared): its [`Delta`].
@@ -41,41 +41,61 @@ use std::ptr::{self, NonNull};
 
 use smallvec::SmallVec;
 
-use super::nodes::{Edge, Main};
 use crate::sync::{AtomicPtr, Ordering};
 
+mod arrays;
 mod pool;
-mod slot;
+pub(super) mod slot;
 
-pub(super) use slot::Slot;
+pub(super) use arrays::{Array, Delta, LongWord, Packed, Shared, LONG_KEY};
+
+/// What this layer needs of a main node (the CS-trie's `nodes::Main` is the one kind): how to
+/// tell a tombstone, find a child, and list its children and shared arrays. The layer above
+/// implements it, so this one depends on nothing above it.
+pub(super) trait Node: Default + Send + Sync + Sized + 'static {
+    /// What a main node's children are found by.
+    type Edge<'a>: Copy;
+
+    /// Whether this is a tombstone (it never changes again and links nothing).
+    fn is_tomb(&self) -> bool;
+
+    /// The child along `edge`.
+    fn child(&self, edge: Self::Edge<'_>) -> Option<&Child<Self>>;
+
+    /// Calls `f` on every child link.
+    fn for_each_child(&self, f: impl FnMut(Child<Self>));
+
+    /// Calls `f` on every shared array of this version.
+    fn for_each_array(&self, f: &mut impl FnMut(Array));
+}
 
 /// An indirection node: the one mutable cell of the trie. Its main node is immutable and is
 /// replaced whole by compare-and-swap. Invariant: `main` is never null while the node is
 /// reachable, and points to a main node that this I-node owns: a boxed one, or `first`.
 ///
 /// `repr(C)`, the pointer first: a lookup reading it then reads the first main node's
-/// subscribers and wildcard links ([`Main`]'s leading fields) from the same cache line.
+/// subscribers and wildcard links (the main node's leading fields) from the same cache line.
 #[repr(C)]
-pub(super) struct INode {
-    main: AtomicPtr<Main>,
+pub(super) struct INode<M: Node> {
+    main: AtomicPtr<M>,
     /// The first main node of an I-node made by [`Fresh::new`], in the I-node's own allocation:
     /// a new level costs one allocation, not two, and a level never changed since (most
     /// leaves) is read from the I-node's own cache lines. Never moved (the I-node stays in its
     /// box), freed with the I-node, never through `main`.
-    first: Main,
+    first: M,
 }
 
-impl INode {
+impl<M: Node> INode<M> {
     /// A new I-node owning `main`, boxed apart (the root, which moves with the matcher).
-    pub(super) fn new(main: Main) -> Self {
+    pub(super) fn new(main: M) -> Self {
         INode {
             main: AtomicPtr::new(pool::new_box(main).as_ptr()),
-            first: Main::default(),
+            first: M::default(),
         }
     }
 
     /// A new boxed I-node whose main node is `main`, kept in the I-node's own allocation.
-    fn boxed(main: Main) -> NonNull<INode> {
+    fn boxed(main: M) -> NonNull<INode<M>> {
         let inode = pool::new_box(INode {
             main: AtomicPtr::new(ptr::null_mut()),
             first: main,
@@ -94,13 +114,13 @@ impl INode {
 
     /// Whether `main` is this I-node's own first main node.
     #[inline]
-    fn is_first(&self, main: *const Main) -> bool {
+    fn is_first(&self, main: *const M) -> bool {
         ptr::eq(main, &self.first)
     }
 
     /// The current main node, valid while `pin` is held.
     #[inline]
-    pub(super) fn load<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g Main {
+    pub(super) fn load<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g M {
         // Acquire pairs with the Release of the successful `cas` (or the initialisation in
         // `new`, ordered by whatever published this I-node) that stored the pointer, so the main
         // node's fields and every node it points to are visible.
@@ -118,7 +138,7 @@ impl INode {
     /// the update `delta` describes. On success the old main node and the delta's stale arrays
     /// are retired; on failure `new` and the delta's fresh arrays are freed, and the caller
     /// reloads.
-    pub(super) fn cas(&self, current: &Main, new: Main, delta: Delta, pin: &Pin<'_>) -> bool {
+    pub(super) fn cas(&self, current: &M, new: M, delta: Delta, pin: &Pin<'_>) -> bool {
         self.swap(current, new, delta, None, pin)
     }
 
@@ -127,10 +147,10 @@ impl INode {
     /// and retired with its tombstone.
     pub(super) fn cas_unlinking(
         &self,
-        current: &Main,
-        new: Main,
+        current: &M,
+        new: M,
         delta: Delta,
-        (edge, child): (Edge<'_>, Child),
+        (edge, child): (M::Edge<'_>, Child<M>),
         pin: &Pin<'_>,
     ) -> bool {
         assert!(
@@ -145,10 +165,10 @@ impl INode {
     /// The CAS of [`cas`](Self::cas) and [`cas_unlinking`](Self::cas_unlinking).
     fn swap(
         &self,
-        current: &Main,
-        new: Main,
+        current: &M,
+        new: M,
         delta: Delta,
-        unlinked: Option<Child>,
+        unlinked: Option<Child<M>>,
         pin: &Pin<'_>,
     ) -> bool {
         let new = pool::new_box(new).as_ptr();
@@ -209,7 +229,7 @@ impl INode {
     }
 }
 
-impl Drop for INode {
+impl<M: Node> Drop for INode<M> {
     fn drop(&mut self) {
         let main = self.main.swap(ptr::null_mut(), Ordering::Acquire);
         if main.is_null() {
@@ -233,7 +253,7 @@ impl Drop for INode {
 
 /// Frees the shared arrays of the current main node of an I-node being freed (the current
 /// version owns them: see the module docs).
-fn free_arrays(main: &Main) {
+fn free_arrays<M: Node>(main: &M) {
     let mut arrays = Vec::new();
     main.for_each_array(&mut |array| arrays.push(array));
     for array in arrays {
@@ -244,42 +264,9 @@ fn free_arrays(main: &Main) {
     }
 }
 
-/// The positions of `byte` among `bytes` as bits (bit `i` set if `bytes[i] == byte`): one SSE2
-/// compare, for a narrow level's tags ([`super::kids`]; other targets scan them there).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-#[allow(clippy::inline_always)] // a handful of instructions in the lookup's inner loop
-pub(super) fn positions_of(bytes: &[u8; 16], byte: u8) -> u32 {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-    #[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)] // bit patterns, not numbers
-    // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics' target feature is present
-    // on every CPU this code runs on; the unaligned load reads exactly the 16 bytes of `bytes`,
-    // a live reference.
-    unsafe {
-        let v = _mm_loadu_si128(bytes.as_ptr().cast());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u32
-    }
-}
-
-/// [`positions_of`] for sixteen bytes held in a `u128` (little-endian): no round trip through
-/// memory, whose 16-byte load after two 8-byte stores the CPU could not forward.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-#[allow(clippy::inline_always)] // a handful of instructions in the lookup's front end
-pub(super) fn positions_in(bytes: u128, byte: u8) -> u32 {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x};
-    #[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)] // bit patterns, not numbers
-    // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics' target feature is present
-    // on every CPU this code runs on; no memory is read.
-    unsafe {
-        let v = _mm_set_epi64x((bytes >> 64) as i64, bytes as i64);
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(byte as i8))) as u32
-    }
-}
-
 /// Frees the I-nodes of `pending` and everything linked below them, which the caller owns
 /// exclusively (no other thread can reach them, and no other owner frees them).
-fn free_subtrees(mut pending: Vec<Child>) {
+fn free_subtrees<M: Node>(mut pending: Vec<Child<M>>) {
     while let Some(child) = pending.pop() {
         // SAFETY: per this function's contract, `child` (and, by induction, every child of an
         // I-node it owns, each linked from exactly one current main node) is exclusively ours;
@@ -295,20 +282,42 @@ fn free_subtrees(mut pending: Vec<Child>) {
 
 /// A link from a main node to a child I-node: a pointer, not a reference count. See the module
 /// docs for who frees the I-node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Child(NonNull<INode>);
+pub(super) struct Child<M: Node>(NonNull<INode<M>>);
+
+// By hand: derived, they would ask the same of the main node.
+impl<M: Node> Clone for Child<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Node> Copy for Child<M> {}
+
+impl<M: Node> PartialEq for Child<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<M: Node> Eq for Child<M> {}
+
+impl<M: Node> std::fmt::Debug for Child<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Child").field(&self.0).finish()
+    }
+}
 
 // SAFETY: a `Child` is a shared pointer to an `INode`, which is `Sync` (one atomic pointer to an
 // immutable, `Send + Sync` main node); the protocol, not the thread holding the link, decides
 // when the I-node is freed.
-unsafe impl Send for Child {}
+unsafe impl<M: Node> Send for Child<M> {}
 // SAFETY: as for `Send`: sharing the link only shares `&INode` access.
-unsafe impl Sync for Child {}
+unsafe impl<M: Node> Sync for Child<M> {}
 
-impl Child {
+impl<M: Node> Child<M> {
     /// The I-node, valid while `pin` is held.
     #[inline]
-    pub(super) fn get<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g INode {
+    pub(super) fn get<'g>(&'g self, _pin: &'g Pin<'_>) -> &'g INode<M> {
         // SAFETY: this link was read from a main node loaded under `pin` (or built by this
         // writer, under `pin`, from such links and its own fresh I-nodes). An I-node linked from
         // a main node that was current at some moment of the pin is freed only after the pin
@@ -320,43 +329,43 @@ impl Child {
 
     /// Whether this links `inode`.
     #[inline]
-    pub(super) fn is(self, inode: &INode) -> bool {
+    pub(super) fn is(self, inode: &INode<M>) -> bool {
         ptr::eq(self.0.as_ptr(), inode)
     }
 }
 
 /// A new I-node not yet linked into the trie, owning the chain of levels below it (their links
 /// were made by [`Fresh::into_child`]). Dropped unpublished, it frees the whole chain.
-pub(super) struct Fresh(Child);
+pub(super) struct Fresh<M: Node>(Child<M>);
 
-impl Fresh {
+impl<M: Node> Fresh<M> {
     /// A new I-node owning `main`.
-    pub(super) fn new(main: Main) -> Fresh {
+    pub(super) fn new(main: M) -> Fresh<M> {
         Fresh(Child(INode::boxed(main)))
     }
 
     /// A link to this I-node, for a main node under construction; this still owns it.
-    pub(super) fn child(&self) -> Child {
+    pub(super) fn child(&self) -> Child<M> {
         self.0
     }
 
     /// Gives up ownership: the main node the returned link is put in (a fresh one, itself
     /// owned by a `Fresh`, or one a successful CAS published) owns the I-node from now on.
-    pub(super) fn into_child(self) -> Child {
+    pub(super) fn into_child(self) -> Child<M> {
         let child = self.0;
         std::mem::forget(self);
         child
     }
 }
 
-impl Fresh {
+impl<M: Node> Fresh<M> {
     /// Gives up ownership after the CAS that linked this I-node into the trie succeeded.
     pub(super) fn publish(self) {
         std::mem::forget(self);
     }
 }
 
-impl Drop for Fresh {
+impl<M: Node> Drop for Fresh<M> {
     fn drop(&mut self) {
         // Never published, so ours alone, with the chain below it.
         free_subtrees(vec![self.0]);
@@ -366,12 +375,12 @@ impl Drop for Fresh {
 /// Where a matcher's retired main nodes go.
 #[derive(Default)]
 pub(super) struct Reclaim {
-    /// Under loom, retired nodes are kept until the matcher drops.
+    /// Under loom, retired main nodes are kept until the matcher drops.
     #[cfg(loom)]
-    retired: std::sync::Mutex<Vec<Owned<Main>>>,
+    retired: std::sync::Mutex<Vec<Box<dyn Send>>>,
     /// Under loom, unlinked I-nodes likewise.
     #[cfg(loom)]
-    retired_inodes: std::sync::Mutex<Vec<Owned<INode>>>,
+    retired_inodes: std::sync::Mutex<Vec<Box<dyn Send>>>,
     /// Under loom, retired shared arrays likewise.
     #[cfg(loom)]
     retired_arrays: std::sync::Mutex<Vec<Array>>,
@@ -443,7 +452,7 @@ impl Pin<'_> {
     /// Everything in `retired` was just unlinked by a successful CAS (so is unreachable for
     /// threads pinning later), came from `pool::new_box`, is retired once, and the I-node, if
     /// any, is a tombstone (it links no child).
-    unsafe fn retire(&self, retired: Retired) {
+    unsafe fn retire<M: Node>(&self, retired: Retired<M>) {
         #[cfg(not(loom))]
         // SAFETY: per this function's contract; the deferred closure runs after every guard
         // active now is dropped, and everything retired may be dropped on any thread.
@@ -487,7 +496,10 @@ impl Pin<'_> {
                     let block = retired.as_ptr();
                     block.read().free();
                     // The `Retired` was moved out above: free the block without dropping it.
-                    pool::dealloc(retired.cast::<u8>(), std::alloc::Layout::new::<Retired>());
+                    pool::dealloc(
+                        retired.cast::<u8>(),
+                        std::alloc::Layout::new::<Retired<M>>(),
+                    );
                 }),
             }
         }
@@ -497,10 +509,14 @@ impl Pin<'_> {
             if !retired.main.is_null() {
                 // Freed when the matcher drops; non-null, checked above.
                 let main = Owned(NonNull::new(retired.main).expect("non-null"));
-                reclaim.retired.lock().unwrap().push(main);
+                reclaim.retired.lock().unwrap().push(Box::new(main));
             }
             if let Some(inode) = retired.inode {
-                reclaim.retired_inodes.lock().unwrap().push(Owned(inode));
+                reclaim
+                    .retired_inodes
+                    .lock()
+                    .unwrap()
+                    .push(Box::new(Owned(inode)));
             }
             reclaim
                 .retired_arrays
@@ -514,13 +530,13 @@ impl Pin<'_> {
 /// What one successful CAS unlinked: the replaced main node (null if it was its I-node's
 /// `first`, freed with the I-node), the unlinked tombstoned I-node of a contraction, the stale
 /// arrays of the update.
-struct Retired {
-    main: *mut Main,
-    inode: Option<NonNull<INode>>,
+struct Retired<M: Node> {
+    main: *mut M,
+    inode: Option<NonNull<INode<M>>>,
     arrays: SmallVec<[Array; 4]>,
 }
 
-impl Retired {
+impl<M: Node> Retired<M> {
     /// Frees everything.
     ///
     /// # Safety
@@ -542,261 +558,10 @@ impl Retired {
     }
 }
 
-/// An immutable array shared by the versions of a persistent map (a HAMT node's slots): a plain
-/// pointer, no reference count. Who frees it is in the module docs ("Who owns a shared array").
-/// A thin pointer with a 32-bit length and a 32-bit tag its owner may use (a HAMT node's bitmap):
-/// 16 bytes, so that a HAMT slot linking a node is no larger than a word child's entry.
-pub(super) struct Shared<T> {
-    items: NonNull<T>,
-    len: u32,
-    tag: u32,
-}
-
-impl<T> Clone for Shared<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Shared<T> {}
-
-// SAFETY: a `Shared` is a pointer to an immutable `[T]`, so sending or sharing it shares `&[T]`
-// (hence `T: Sync`), and the thread that frees it drops the `T`s (hence `T: Send`).
-unsafe impl<T: Send + Sync> Send for Shared<T> {}
-// SAFETY: as for `Send`.
-unsafe impl<T: Send + Sync> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    /// A new array of the items of `parts` in turn, in a block of the thread's cache
-    /// ([`pool`]), tagged `tag`: the caller lists it as fresh in the update's [`Delta`].
-    #[inline]
-    pub(super) fn concat(parts: &[&[T]], tag: u32) -> Self
-    where
-        T: Copy,
-    {
-        let slice = pool::new_slice(parts);
-        Shared {
-            items: slice.cast::<T>(),
-            len: u32::try_from(slice.len()).expect("a node of at most a few hundred items"),
-            tag,
-        }
-    }
-
-    /// The tag the array was made with.
-    #[inline]
-    pub(super) fn tag(&self) -> u32 {
-        self.tag
-    }
-
-    /// The items. A `Shared` is only ever read through the node that links it (a main node
-    /// loaded under a pin, or a HAMT slot reached from one), or by the writer that made it.
-    #[inline]
-    pub(super) fn get(&self) -> &[T] {
-        // SAFETY: the array is freed only (a) through the epoch, retired by the CAS that
-        // replaced the last current version linking it, so after every pin under which that
-        // version (or a HAMT slot of it) could be read; (b) at once by a failed CAS or a dropped
-        // unpublished chain, which never published it; or (c) with the matcher (`&mut`). The
-        // node this handle is read from was reached under such a pin, or is the writer's own.
-        // `items` and `len` are those of the block `concat` filled (dangling and 0 for none).
-        unsafe { std::slice::from_raw_parts(self.items.as_ptr(), self.len as usize) }
-    }
-}
-
-/// A long word kept beside its hashed key in a child entry: a thin pointer with no reference
-/// count, so that an entry is `Copy` (a path copy is a `memcpy`) and stays 32 bytes. It is owned
-/// like a [`Shared`] array: by the current versions linking its entry; the update that removes
-/// the entry lists it as stale, the one that adds it as fresh ([`Array::of_word`]).
-#[derive(Clone, Copy)]
-pub(super) struct LongWord(NonNull<String>);
-
-// SAFETY: a pointer to an immutable `String`, freed by the protocol of the module docs.
-unsafe impl Send for LongWord {}
-// SAFETY: as for `Send`: sharing it only shares `&str` access.
-unsafe impl Sync for LongWord {}
-
-impl LongWord {
-    /// A new copy of `word`: the caller lists it as fresh in the update's [`Delta`].
-    pub(super) fn new(word: &str) -> LongWord {
-        // SAFETY: `Box::into_raw` never returns null.
-        LongWord(unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(word.to_owned()))) })
-    }
-
-    /// The word. Read, like a [`Shared`] array, only through the entry that holds it.
-    #[inline]
-    pub(super) fn get(&self) -> &str {
-        // SAFETY: as for `Shared::get`: freed only through the epoch after the last version
-        // linking its entry was replaced, or unpublished, or with the matcher.
-        unsafe { self.0.as_ref() }
-    }
-}
-
-/// The top byte of a long word's 16-byte key (`kids::Key`): the key is then a 64-bit hash and
-/// the bits below this byte are free.
-pub(super) const LONG_KEY: u8 = 0xFF;
-/// The bits of a long word's key that [`Packed`] fills with the address of its copy: every
-/// user-space address on the targets this builds for (at most 56 bits, with 5-level paging).
-const ADDRESS: u64 = (1 << 56) - 1;
-
-/// A word's 16-byte key with, for a long word, the address of its copy ([`LongWord`]) in the
-/// key's free bits: a wide level's entry is then 24 bytes with its child, not 32. Built only by
-/// [`Packed::new`], so those bits are always a live copy's address when the key is long.
-#[derive(Clone, Copy)]
-pub(super) struct Packed {
-    low: u64,
-    high: u64,
-}
-
-impl Packed {
-    /// The key `(low, high)` with `long`, the word's copy, which a long key (top byte
-    /// [`LONG_KEY`]) must have and a short one must not.
-    pub(super) fn new((low, high): (u64, u64), long: Option<LongWord>) -> Packed {
-        let is_long = (high >> 56) as u8 == LONG_KEY;
-        assert_eq!(
-            is_long,
-            long.is_some(),
-            "a long key and its word go together"
-        );
-        let high = match long {
-            None => high,
-            Some(long) => {
-                let address = long.0.as_ptr() as usize as u64;
-                assert!(
-                    high & ADDRESS == 0 && address & !ADDRESS == 0,
-                    "a long key's free bits hold a user-space address"
-                );
-                high | address
-            }
-        };
-        Packed { low, high }
-    }
-
-    /// The key, as given to [`Packed::new`].
-    #[inline]
-    pub(super) fn key(self) -> (u64, u64) {
-        if self.is_long() {
-            (self.low, self.high & !ADDRESS)
-        } else {
-            (self.low, self.high)
-        }
-    }
-
-    /// Whether the key is a long word's.
-    #[inline]
-    fn is_long(self) -> bool {
-        (self.high >> 56) as u8 == LONG_KEY
-    }
-
-    /// The long word's copy, if the key is long.
-    #[inline]
-    pub(super) fn long(self) -> Option<LongWord> {
-        self.is_long().then(|| {
-            let address = (self.high & ADDRESS) as usize;
-            // SAFETY: `new` stored the address of a live `LongWord`'s `String` (non-null) in the
-            // free bits of every long key (an integer cast exposes the pointer's provenance).
-            LongWord(unsafe { NonNull::new_unchecked(address as *mut String) })
-        })
-    }
-}
-
-/// A [`Shared`] array of any item type, as what freeing it needs: its address and one word of
-/// layout (its size in bytes, its alignment, and whether it is a long word's `String`, the one
-/// item type with a destructor). Two words, so that a retired main node's box holds two of them
-/// and stays within glibc's fast bins (at most 120 bytes).
-pub(super) struct Array {
-    items: NonNull<u8>,
-    layout: usize,
-}
-
-// SAFETY: made only from a `Shared<T>`, which is `Send` (so `T: Send + Sync`), or a `LongWord`.
-unsafe impl Send for Array {}
-
-/// In [`Array::layout`]: the flag of a long word's boxed `String`.
-const WORD: usize = 1 << 63;
-/// In [`Array::layout`]: where the base-2 logarithm of the alignment sits.
-const ALIGN_SHIFT: u32 = 56;
-/// In [`Array::layout`]: the size in bytes.
-const BYTES: usize = (1 << ALIGN_SHIFT) - 1;
-
-impl Array {
-    /// The array `shared` points to. Its items have no destructor (a HAMT node's slots are
-    /// `Copy`), so freeing it only returns its memory.
-    pub(super) fn of<T: Send + Sync>(shared: Shared<T>) -> Array {
-        const { assert!(!std::mem::needs_drop::<T>(), "items without destructors") };
-        let bytes = std::mem::size_of_val(shared.get());
-        debug_assert!(bytes <= BYTES);
-        Array {
-            items: shared.items.cast::<u8>(),
-            layout: bytes | ((std::mem::align_of::<T>().trailing_zeros() as usize) << ALIGN_SHIFT),
-        }
-    }
-
-    /// A long word's boxed `String`.
-    pub(super) fn of_word(word: LongWord) -> Array {
-        Array {
-            items: word.0.cast::<u8>(),
-            layout: WORD,
-        }
-    }
-
-    /// Frees the array and drops its items.
-    ///
-    /// # Safety
-    /// No thread can still read the array, and it is freed once.
-    unsafe fn free(self) {
-        if self.layout & WORD != 0 {
-            // SAFETY: made by `of_word` from a `LongWord`, a `Box<String>`; per this contract.
-            drop(unsafe { Box::from_raw(self.items.cast::<String>().as_ptr()) });
-            return;
-        }
-        let bytes = self.layout & BYTES;
-        if bytes == 0 {
-            // An empty boxed slice owns no memory.
-            return;
-        }
-        let align = 1usize << (self.layout >> ALIGN_SHIFT);
-        // SAFETY: made by `of` from a `Shared<T>` of `bytes` bytes aligned to `align`, which
-        // `pool::new_slice` allocated with that layout, whose items need no drop; per this
-        // function's contract.
-        unsafe {
-            pool::dealloc(
-                self.items,
-                std::alloc::Layout::from_size_align_unchecked(bytes, align),
-            );
-        }
-    }
-}
-
-/// What an update of a main node did to its shared arrays: the ones it allocated (`fresh`) and
-/// the ones of the version it replaces that the new version no longer links (`stale`). An array
-/// may be both (allocated and dropped again within the update: freed either way, once).
-#[derive(Default)]
-pub(super) struct Delta {
-    fresh: SmallVec<[Array; 4]>,
-    stale: SmallVec<[Array; 4]>,
-}
-
 impl Delta {
-    /// Records an array the update allocated.
-    #[inline]
-    pub(super) fn fresh(&mut self, array: Array) {
-        self.fresh.push(array);
-    }
-
-    /// Records an array of the replaced version that the new version does not link.
-    #[inline]
-    pub(super) fn stale(&mut self, array: Array) {
-        self.stale.push(array);
-    }
-
-    /// For an update whose new version is not installed by a CAS of its own but built into a
-    /// new, unpublished I-node (a [`Fresh`] chain): its arrays now belong to that version.
-    pub(super) fn keep(self) {
-        debug_assert!(self.stale.is_empty(), "a chain is built from empty levels");
-    }
-
     /// For an update whose new version is dropped for a tombstone that replaces `current`:
     /// frees the fresh arrays now (never published) and makes every array of `current` stale.
-    pub(super) fn tombstoning(self, current: &Main) -> Delta {
+    pub(super) fn tombstoning<M: Node>(self, current: &M) -> Delta {
         self.discard();
         let mut stale = SmallVec::new();
         current.for_each_array(&mut |array| stale.push(array));
@@ -804,51 +569,5 @@ impl Delta {
             fresh: SmallVec::new(),
             stale,
         }
-    }
-
-    /// For tests that keep every version of a map and no trie: frees every array the updates
-    /// recorded in this delta allocated, which is every array of every version.
-    #[cfg(all(test, not(loom)))]
-    pub(super) fn free_all_versions(self) {
-        self.discard();
-    }
-
-    /// Frees the fresh arrays of an update that was not published (its stale ones stay with
-    /// the version it did not replace; an array both fresh and stale is freed here, once).
-    fn discard(self) {
-        for array in self.fresh {
-            // SAFETY: fresh arrays were allocated by this update, which was never published,
-            // so no other thread saw them; each is listed once.
-            unsafe { array.free() };
-        }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::{Array, Delta, LongWord, Shared};
-
-    #[test]
-    fn a_main_node_and_an_array_fit_one_deferred_function() {
-        // crossbeam-epoch keeps a deferred function of at most three words inline; more is
-        // boxed (an allocation per retirement).
-        assert_eq!(std::mem::size_of::<Array>(), 16);
-        assert!(std::mem::size_of::<(*mut super::Main, Option<Array>)>() <= 24);
-    }
-
-    #[test]
-    fn arrays_free_what_they_were_made_of() {
-        // Under valgrind or ASan (`make valgrind`, `make asan`) a wrong layout or a leak fails.
-        let mut delta = Delta::default();
-        delta.fresh(Array::of(Shared::concat(&[&[7u64; 5]], 0)));
-        let bytes = Shared::concat(&[&[1u8; 3], &[2u8; 1]], 9);
-        assert_eq!((bytes.get(), bytes.tag()), (&[1, 1, 1, 2][..], 9));
-        delta.fresh(Array::of(bytes));
-        delta.fresh(Array::of(Shared::<u64>::concat(&[], 0)));
-        delta.fresh(Array::of(Shared::concat(&[&[9u64; 100]], 0)));
-        delta.fresh(Array::of_word(LongWord::new(
-            "a word of more than fifteen bytes",
-        )));
-        delta.free_all_versions();
     }
 }

@@ -1,8 +1,9 @@
 //! The CS-trie lookup: a depth-first walk over (main node, position) states under one epoch
 //! pin, taking no lock.
 //!
-//! The topic's words are cut and keyed once, up front ([`Probe`]): in registers for a topic of
-//! fewer than 16 bytes ([`front`]), by one pass over the bytes otherwise. A state is a main node
+//! The topic's words are validated, cut and keyed once, up front ([`Probe`]), by the topic
+//! tokenizer ([`tokens`]): in registers for a topic of fewer than 16 bytes, by one pass over
+//! the bytes otherwise. A state is a main node
 //! and the position of the word its children match. Visiting one follows its literal child at
 //! once, in registers, for as long as the literal path goes on; the one-word wildcard child's
 //! state is pushed, its I-node read as it is pushed, so that the load of its main node overlaps
@@ -20,15 +21,15 @@ use arrayvec::ArrayVec;
 use rustc_hash::FxHashSet;
 
 use super::cache::Cache;
-use super::front::{self, ProbeSink};
 use super::kids::Probe;
-use super::nodes::Main;
-use super::raw::{INode, Pin};
+use super::nodes::{INode, Main};
+use super::raw::Pin;
 use super::CsTrieMatcher;
 use crate::dialect::Dialect;
 use crate::error::Result;
 use crate::matcher::{dedup_tail, SubscriberId};
-use crate::topic::{check_topic, plain_words, split_words, WordSink};
+use crate::topic::refused;
+use crate::topic::tokens::{self, Cursor, Step, Tokens, SHORT};
 
 #[cfg(not(loom))]
 thread_local! {
@@ -142,22 +143,21 @@ fn spill<T>(items: &mut Vec<T>, item: T) {
     items.push(item);
 }
 
-/// The probes of a short topic's words ([`front`]).
-impl<'w> ProbeSink<'w> for Spilling<Probe<'w>> {
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
-    fn probe(&mut self, probe: Probe<'w>) {
-        self.push(probe);
-    }
-}
-
-/// The topic's words, cut and keyed once.
-impl<'w> WordSink<'w> for Spilling<Probe<'w>> {
-    /// Keys the next word.
-    #[inline(always)]
-    #[allow(clippy::inline_always)] // once per topic word, in the lookup's front end
-    fn word(&mut self, word: &'w [u8]) {
-        self.push(Probe::of(word));
+/// Keys the words `cursor` hands out into `words`; false if the topic is invalid (some words
+/// may have been keyed).
+#[inline(always)]
+#[allow(clippy::inline_always)] // the lookup's front end, once per cursor type
+fn probe_all<'w, C: Cursor<'w>>(mut cursor: C, words: &mut Spilling<Probe<'w>>) -> bool {
+    loop {
+        match cursor.step() {
+            Step::Word(token) => words.push(if C::SHORT_WORDS || token.len() < SHORT {
+                Probe::short(token.bytes(), token.head())
+            } else {
+                Probe::of(token.bytes())
+            }),
+            Step::End => return true,
+            Step::Invalid => return false,
+        }
     }
 }
 
@@ -180,40 +180,43 @@ impl Rules for Nats {
     const DIALECT: Dialect = Dialect::Nats;
 }
 
-/// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
-/// With `first_only`, stops at the first subscriber found and returns whether there was one.
-#[inline(always)]
-#[allow(clippy::inline_always)] // into `lookup_into`, as before the cache's branch was added
-pub(super) fn lookup(
-    trie: &CsTrieMatcher,
-    topic: &str,
-    out: &mut Vec<SubscriberId>,
-    first_only: bool,
-) -> Result<bool> {
-    let pin = trie.reclaim.pin();
-    lookup_cached(trie, topic, out, first_only, &pin)
-}
-
-/// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
-///
-/// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
-pub(super) fn lookup_batch(
-    trie: &CsTrieMatcher,
-    topics: &[&str],
-    out: &mut Vec<SubscriberId>,
-    ends: &mut Vec<usize>,
-) -> Result<()> {
-    let pin = trie.reclaim.pin();
-    for topic in topics {
-        lookup_cached(trie, topic, out, false, &pin)?;
-        ends.push(out.len());
+impl CsTrieMatcher {
+    /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
+    /// With `first_only`, stops at the first subscriber found and returns whether there was
+    /// one.
+    #[inline(always)]
+    #[allow(clippy::inline_always)] // into `lookup_into`: the cache's branch adds no call
+    pub(super) fn walk_topic(
+        &self,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        first_only: bool,
+    ) -> Result<bool> {
+        let pin = self.reclaim.pin();
+        lookup_cached(self, topic, out, first_only, &pin)
     }
-    Ok(())
+
+    /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
+    ///
+    /// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
+    pub(super) fn walk_batch(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        let pin = self.reclaim.pin();
+        for topic in topics {
+            lookup_cached(self, topic, out, false, &pin)?;
+            ends.push(out.len());
+        }
+        Ok(())
+    }
 }
 
 /// [`lookup_pinned`], through the result cache if the trie has one.
 #[inline(always)]
-#[allow(clippy::inline_always)] // once per lookup: the uncached path stays as it was
+#[allow(clippy::inline_always)] // once per lookup: the uncached path makes no call
 fn lookup_cached(
     trie: &CsTrieMatcher,
     topic: &str,
@@ -254,7 +257,7 @@ fn through(
     Ok(found)
 }
 
-/// [`lookup`] under a pin the caller holds.
+/// [`CsTrieMatcher::walk_topic`] under a pin the caller holds.
 #[inline]
 fn lookup_pinned(
     trie: &CsTrieMatcher,
@@ -297,17 +300,18 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     let dialect = R::DIALECT;
     let amqp = dialect == Dialect::Amqp;
     let limits = &trie.config.limits;
-    // One pass over the bytes cuts and keys the words of a plainly valid topic; anything else
-    // is validated (and its error reported) the long way.
+    // One pass validates, cuts and keys the words; an invalid topic's error is reported by
+    // the rules.
     let mut words: Spilling<Probe<'_>> = Spilling::new();
-    if front::probes(dialect, limits, topic, &mut words).is_none() {
+    let valid = match tokens::tokens(dialect, limits, topic) {
+        Tokens::Tiny(cursor) => probe_all(cursor, &mut words),
+        Tokens::Short(cursor) => probe_all(cursor, &mut words),
+        Tokens::Long(cursor) => probe_all(cursor, &mut words),
+    };
+    if !valid {
         words.clear();
-        if plain_words(dialect, limits, topic, &mut words).is_none() {
-            check_topic(dialect, limits, topic)?;
-            words.clear();
-            for word in split_words(dialect, topic) {
-                words.word(word.as_bytes());
-            }
+        for word in refused(dialect, limits, topic)? {
+            words.push(Probe::of(word.as_bytes()));
         }
     }
     let words = words.as_slice();

@@ -241,7 +241,7 @@ impl Front {
     /// Whether `topic` has subscribers, when its entry is here and settled, having appended
     /// them to `out` if given; `None` sends the caller to the locked path (and leaves `out` as
     /// it was). Without `out` (`matches_any`) an entry whose ids did not fit also answers.
-    /// Always inlined: out of line, the call and its register saves were a sixth of a hit's
+    /// Always inlined: out of line, the call and its register saves cost a sixth of a hit's
     /// instructions (callgrind). One [`probe`](Self::probe) per topic length in words, so a
     /// topic's words stay in registers.
     #[allow(clippy::inline_always)]

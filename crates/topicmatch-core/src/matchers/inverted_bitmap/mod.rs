@@ -1,17 +1,16 @@
-//! The classic inverted bitmap (seed 000, OpenAMQ): one row per topic, the bitmap of the
-//! subscriptions matching it.
+//! The classic inverted bitmap of "Fast topic matching" (iMatix's design for OpenAMQ): one row
+//! per topic, the bitmap of the subscriptions matching it.
 //!
 //! Topics are not known in advance, so a topic's row is compiled when it is published (with
-//! the per-level index of
-//! [`optimized_bitmap`](crate::matchers::optimized_bitmap)) and cached with the distinct
-//! subscribers it resolves to, so a repeated topic costs one hash lookup and a copy.
-//! Subscribe and unsubscribe update the cached rows in place: a new pattern sets its bit in
-//! every cached row whose topic it matches, a removed one clears it, and only the rows touched
-//! re-resolve their subscribers; nothing is rebuilt. The row table is bounded
-//! ([`DEFAULT_CAPACITY`] rows unless configured) and evicts with CLOCK ([`table`]); once it
-//! is full a topic is admitted on its second sighting ([`door`](crate::matchers::door)), so a stream of unique topics
-//! costs one uncached per-level lookup each, neither evicting useful rows nor exhausting
-//! memory (until then every topic is admitted on its first: nothing is evicted).
+//! the level index, `matchers::shared::level_index`) and cached with the distinct subscribers
+//! it resolves to, so a repeated topic costs one hash lookup and a copy. Subscribe and
+//! unsubscribe update the cached rows in place: a new pattern sets its bit in every cached
+//! row whose topic it matches, a removed one clears it, and only the rows touched re-resolve
+//! their subscribers; nothing is rebuilt. The row table is bounded ([`DEFAULT_CAPACITY`] rows
+//! unless configured) and evicts with CLOCK ([`table`]); once it is full a topic is admitted
+//! on its second sighting (`shared::door`), so a stream of unique topics costs one uncached
+//! level-index lookup each, neither evicting useful rows nor exhausting memory (while the table
+//! has room every topic is admitted on its first: nothing is evicted).
 //!
 //! The hit path takes no lock: every row whose topic and subscribers fit in a cache line is
 //! mirrored in [`front`], a table of 64-byte entries read under per-entry sequence numbers, so
@@ -33,8 +32,10 @@ use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::matchers::door::Doorkeeper;
-use crate::matchers::optimized_bitmap::{topic_hash, with_keys, Acc, Change, Index, WordKey};
+use crate::matchers::shared::door::Doorkeeper;
+use crate::matchers::shared::level_index::{
+    ones, topic_hash, with_keys, Acc, Change, Index, WordKey,
+};
 use crate::pattern::{Pattern, Word};
 use crate::topic::parse_topic;
 use front::Front;
@@ -101,10 +102,10 @@ impl InvertedBitmapMatcher {
         self.compile(topic, out)
     }
 
-    /// The locked path: the row of `topic` if cached; else its subscribers found as
-    /// `optimized_bitmap` finds them, and its row compiled and cached while the table has
-    /// room, then only on a second sighting ([`door`](crate::matchers::door)): the doorkeeper guards the rows a
-    /// newcomer would evict, and until the table is full there are none.
+    /// The locked path: the row of `topic` if cached; else its subscribers found by the level
+    /// index, and its row compiled and cached while the table has room, then only on a second
+    /// sighting (`shared::door`): the doorkeeper guards the rows a newcomer would evict, and
+    /// while the table has room there are none.
     fn compile(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
         let index = self.index.read();
         let mut admit = {
@@ -152,7 +153,7 @@ impl InvertedBitmapMatcher {
         index.resolve(topic, topic_hash(keys), &acc, &mut resolved);
         out.extend_from_slice(&resolved);
         let ids = Ids::from_vec(resolved);
-        let slots: RoaringBitmap = super::optimized_bitmap::ones(&acc).collect();
+        let slots: RoaringBitmap = ones(&acc).collect();
         let shape = TopicShape::new(words.len(), keys.iter().map(|k| k.hash));
         self.rows
             .write()

@@ -1,12 +1,13 @@
-//! Filtering mode (seed 001): does anything match? A second set of level rows over the wildcard
-//! patterns, rebuilt lazily after a change, where the most general patterns take the leftmost
-//! slots and a pattern already covered by one placed before it (`forex.*` covers `forex.eur`)
-//! is left out; evaluation runs left to right and stops at the first matching column.
+//! Filtering mode ("High-speed message matching"): does anything match? A second set of level
+//! rows over the wildcard patterns, rebuilt lazily after a change, where the most general
+//! patterns take the leftmost slots and a pattern already covered by one placed before it
+//! (`forex.*` covers `forex.eur`) is left out; evaluation runs left to right and stops at the
+//! first matching column.
 
-use super::index::Index;
-use super::levels::Levels;
-use super::shape::Shape;
 use crate::dialect::Dialect;
+use crate::matchers::shared::level_index::levels::Levels;
+use crate::matchers::shared::level_index::shape::Shape;
+use crate::matchers::shared::level_index::Index;
 use crate::pattern::{Pattern, Word};
 
 /// The filtering rows, valid for one generation of the index.

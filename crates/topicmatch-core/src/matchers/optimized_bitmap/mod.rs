@@ -1,44 +1,23 @@
-//! The optimized inverted bitmap of seeds 001/002: one set of rows per topic level instead of
-//! one row per topic, so the index is sized by the words subscriptions use, not by the topics
-//! published.
+//! The optimized inverted bitmap: one set of rows per topic level instead of one row per
+//! topic, so the index is sized by the words subscriptions use, not by the topics published
+//! ("Fast Topic Matching Algorithm Implementation For WSO2 Message Broker").
 //!
-//! - Direct (wildcard-free) subscriptions live in one hash map keyed by topic (as WSO2 and
-//!   EMQX do); only wildcard patterns take a bitmap column ([`slots`]), freed columns are reused.
-//! - Lookup ANDs at most one row per topic level plus one length ("null") row ([`levels`]),
-//!   64-bit words in AVX2 batches when the CPU has them ([`simd`]), stops as soon as nothing is
-//!   left, and reads the set bits with trailing-zero counts ([`bits`]).
-//! - AMQP patterns with `#` before their last word go to a small trie keyed by column.
-//! - Small indexes (rows of at most 256 slots, no trie-held pattern) answer `lookup_into` and
-//!   `matches_any` in one pass over the topic's bytes that validates, splits, keys each word
-//!   and ANDs its row as the word ends ([`Index::lookup_small`]); the rest split first.
-//! - Otherwise `matches_any` uses a separate, lazily rebuilt filter ([`filter`]).
+//! The rows are the level index (`matchers::shared::level_index`), which looks topics
+//! up; this matcher adds, for `matches_any`, a separate, lazily rebuilt filter ([`filter`]).
 //!
 //! One read-write lock guards the index; lookups share it.
 
-mod bits;
-mod direct;
 mod filter;
-mod index;
-mod keys;
-mod levels;
-mod packed;
-mod shape;
-pub mod simd;
-mod slots;
-mod words;
 
 use parking_lot::RwLock;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
+use crate::matchers::shared::level_index::{topic_hash, with_keys, Index};
 use crate::pattern::Pattern;
-use crate::topic::parse_topic;
 use filter::Filter;
-pub(crate) use index::{Change, Index};
 
-pub(crate) use bits::{ones, Acc};
-pub(crate) use keys::{keys_of, topic_hash, Keys, WordKey};
-use words::Split;
+pub use crate::matchers::shared::level_index::simd;
 
 /// Per-level inverted bitmaps behind a read-write lock.
 pub struct OptimizedBitmapMatcher {
@@ -155,22 +134,4 @@ impl Matcher for OptimizedBitmapMatcher {
             self.with_filter(&index, |f| f.any(words, dollar)) || index.complex_matches(topic)
         })
     }
-}
-
-/// Validates `topic` and calls `f` with its words and their keys: split in one pass into fixed
-/// arrays when the topic is plainly valid, else by [`parse_topic`] (which reports the error).
-#[inline]
-pub(crate) fn with_keys<R>(
-    config: &Config,
-    topic: &str,
-    f: impl FnOnce(&[&str], &[WordKey]) -> R,
-) -> Result<R> {
-    let mut fast = Split::new();
-    if fast.fill(config, topic) {
-        return Ok(f(fast.words(), fast.keys()));
-    }
-    let words = parse_topic(config.dialect, &config.limits, topic)?;
-    let mut keys = Keys::new();
-    keys_of(&words, &mut keys);
-    Ok(f(&words, &keys))
 }

@@ -1,36 +1,18 @@
-//! The trie matcher: a word trie behind one read-write lock, as RabbitMQ and ZeroMQ match.
-//!
-//! Words are interned to integers; each node has a child map by word plus dedicated children
-//! for the one-word and multi-word wildcards. Lookup is an iterative walk over
-//! (node, word position) states with an explicit stack.
-//!
-//! AMQP `#` with patterns continuing after it is the only case where one state can be reached
-//! along several paths (the `#` node may absorb any number of words); those states are memoised
-//! in a per-thread set, which bounds a lookup by nodes × words, so `#.#.#...` stays polynomial.
-//! A trailing `#` (and every MQTT `#`, NATS `>`) has no children: its subscribers are collected
-//! directly, no memo needed.
-
-mod arena;
-mod walk;
+//! The trie matcher: a word trie (`matchers::shared::word_trie`) behind
+//! one read-write lock, as RabbitMQ and ZeroMQ match.
 
 use parking_lot::RwLock;
 
 use crate::error::Result;
-use crate::matcher::{Config, Matcher, SubscriberId};
-use crate::pattern::{Pattern, Word};
-use arena::{Arena, Edge, Interner, NodeId, NONE, ROOT};
-
-/// The trie and its interner, guarded together.
-#[derive(Debug, Default)]
-struct Inner {
-    arena: Arena,
-    words: Interner,
-}
+use crate::matcher::{Config, Matcher, Related, SubscriberId};
+use crate::matchers::shared::word_trie::WordTrie;
+use crate::pattern::Pattern;
+use crate::relation::Query;
 
 /// A word trie behind a read-write lock.
 pub struct TrieMatcher {
     config: Config,
-    inner: RwLock<Inner>,
+    inner: RwLock<WordTrie>,
 }
 
 impl TrieMatcher {
@@ -38,73 +20,8 @@ impl TrieMatcher {
     pub fn new(config: Config) -> Self {
         TrieMatcher {
             config,
-            inner: RwLock::new(Inner::default()),
+            inner: RwLock::new(WordTrie::default()),
         }
-    }
-}
-
-impl Inner {
-    fn insert(&mut self, pattern: &Pattern, subscriber: SubscriberId) {
-        let mut node = ROOT;
-        for word in pattern.words() {
-            let edge = match word {
-                Word::Literal(w) => {
-                    let known = self.words.get(w);
-                    let existing = known.map_or(NONE, |id| self.arena.child(node, Edge::Word(id)));
-                    if existing != NONE {
-                        node = existing;
-                        continue;
-                    }
-                    Edge::Word(self.words.acquire(w))
-                }
-                Word::One => Edge::One,
-                Word::Multi => Edge::Multi,
-            };
-            node = self.arena.child_or_insert(node, edge).0;
-        }
-        self.arena.get_mut(node).subs.push(subscriber);
-    }
-
-    fn remove(&mut self, pattern: &Pattern, subscriber: SubscriberId) -> bool {
-        // The path of (parent, edge, child) from the root down to the pattern's node.
-        let mut path: Vec<(NodeId, Edge, NodeId)> = Vec::with_capacity(pattern.words().len());
-        let mut node = ROOT;
-        for word in pattern.words() {
-            let edge = match word {
-                Word::Literal(w) => match self.words.get(w) {
-                    Some(id) => Edge::Word(id),
-                    None => return false,
-                },
-                Word::One => Edge::One,
-                Word::Multi => Edge::Multi,
-            };
-            let child = self.arena.child(node, edge);
-            if child == NONE {
-                return false;
-            }
-            path.push((node, edge, child));
-            node = child;
-        }
-        let subs = &mut self.arena.get_mut(node).subs;
-        let Some(pos) = subs.iter().position(|s| *s == subscriber) else {
-            return false;
-        };
-        subs.swap_remove(pos);
-        if subs.capacity() > 64 && subs.len() * 4 < subs.capacity() {
-            subs.shrink_to(subs.len() * 2);
-        }
-        // Prune the nodes left empty, deepest first.
-        for ((parent, edge, child), word) in path.into_iter().zip(pattern.words()).rev() {
-            if !self.arena.get(child).is_empty() {
-                break;
-            }
-            self.arena.unlink(parent, edge, child);
-            if let Word::Literal(w) = word {
-                self.words.release(w);
-            }
-        }
-        self.arena.compact_if_sparse();
-        true
     }
 }
 
@@ -122,11 +39,23 @@ impl Matcher for TrieMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        walk::lookup(&self.config, &self.inner.read(), topic, out, false).map(|_| ())
+        self.inner
+            .read()
+            .lookup(&self.config, topic, out, false)
+            .map(|_| ())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
         let mut out = Vec::new();
-        walk::lookup(&self.config, &self.inner.read(), topic, &mut out, true)
+        self.inner
+            .read()
+            .lookup(&self.config, topic, &mut out, true)
+    }
+
+    fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
+        self.inner
+            .read()
+            .related(self.config.dialect, query, out)
+            .map(|()| true)
     }
 }

@@ -8,11 +8,12 @@ use super::keys::{topic_hash, TopicHash, WordKey, PACKED_BYTES};
 use super::levels::{Levels, SMALL};
 use super::shape::Shape;
 use super::slots::Slots;
-use super::words::{Scan, Step};
+use super::words::{key_of, packed_key};
 use crate::dialect::Dialect;
-use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
-use crate::matchers::trie::TrieMatcher;
+use crate::matcher::{dedup_tail, Config, SubscriberId};
+use crate::matchers::shared::word_trie::WordTrie;
 use crate::pattern::{Pattern, Word};
+use crate::topic::tokens::{self, Cursor, Step, Token, Tokens};
 
 /// What an insert or remove changed, for matchers that keep derived state (cached rows).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +29,7 @@ pub(crate) struct Index {
     config: Config,
     pub(crate) slots: Slots,
     pub(crate) levels: Levels,
-    complex: TrieMatcher,
+    complex: WordTrie,
     complex_live: usize,
     pub(crate) direct: Direct,
     /// Bumped by every change to the wildcard slots.
@@ -36,7 +37,7 @@ pub(crate) struct Index {
 }
 
 /// `out.extend_from_slice(subs)` without a `memmove` call for the one or two ids a topic or
-/// slot usually has (measured: the call was ~5% of an ftm lookup).
+/// slot usually has (measured: the call costs ~5% of an ftm lookup).
 #[allow(clippy::inline_always)] // a call here would cost what it saves
 #[inline(always)]
 pub(crate) fn append(out: &mut Vec<SubscriberId>, subs: &[SubscriberId]) {
@@ -48,16 +49,6 @@ pub(crate) fn append(out: &mut Vec<SubscriberId>, subs: &[SubscriberId]) {
             out.push(b);
         }
         _ => out.extend_from_slice(subs),
-    }
-}
-
-/// The key of `topic`'s word at `range`, whose first bytes are packed in `packed`.
-#[inline]
-fn word_key(topic: &str, range: std::ops::Range<usize>, packed: u64) -> WordKey {
-    if range.len() > PACKED_BYTES {
-        WordKey::long(&topic[range])
-    } else {
-        WordKey::packed(packed, range.len())
     }
 }
 
@@ -74,7 +65,7 @@ impl Index {
             config,
             slots: Slots::default(),
             levels: Levels::new(config.dialect),
-            complex: TrieMatcher::new(config),
+            complex: WordTrie::default(),
             complex_live: 0,
             direct: Direct::new(config.dialect),
             generation: 0,
@@ -152,7 +143,7 @@ impl Index {
             }
             let mut slots = Vec::new();
             self.complex
-                .lookup_into(topic, &mut slots)
+                .lookup(&self.config, topic, &mut slots, false)
                 .expect("topic already validated");
             for slot in slots {
                 bits::set(acc, slot as u32);
@@ -172,7 +163,7 @@ impl Index {
 
     /// [`resolve`](Self::resolve), always inlined: the one-pass small lookup calls it once
     /// per topic, and out of line its call, spills and the iterator adapters of
-    /// [`bits::ones`] were about a tenth of an ftm lookup's instructions (measured with
+    /// [`bits::ones`] cost about a tenth of an ftm lookup's instructions (measured with
     /// callgrind).
     #[allow(clippy::inline_always)]
     #[inline(always)]
@@ -299,52 +290,52 @@ impl Index {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn walk_small<const N: usize>(&self, topic: &str) -> Option<(Option<[u64; N]>, u64)> {
+        if self.complex_live > 0 || self.levels.width() > N || topic.is_empty() {
+            return None;
+        }
+        let cursor = tokens::tokens(self.config.dialect, &self.config.limits, topic);
+        if self.config.dialect == Dialect::Mqtt && topic.as_bytes()[0] == b'$' {
+            // Its first word's row is found by its text: compiled once, for every length.
+            return self.walk_keyed::<N, true, true>(topic, cursor);
+        }
         // Compiled apart for short topics: every word packs, no hash is folded, and the
         // registers the hash and the tests took hold the accumulator (measured, callgrind).
-        if topic.len() > PACKED_BYTES {
-            self.walk_keyed::<N, true>(topic)
-        } else {
-            self.walk_keyed::<N, false>(topic)
+        match cursor {
+            Tokens::Tiny(cursor) if topic.len() <= PACKED_BYTES => {
+                self.walk_keyed::<N, false, false>(topic, cursor)
+            }
+            Tokens::Tiny(cursor) => self.walk_keyed::<N, true, false>(topic, cursor),
+            Tokens::Short(cursor) => self.walk_keyed::<N, true, false>(topic, cursor),
+            Tokens::Long(cursor) => self.walk_keyed::<N, true, false>(topic, cursor),
         }
     }
 
     /// [`walk_small`](Self::walk_small) of a topic longer than [`PACKED_BYTES`] (`LONG`) or
-    /// not: the direct map keys short topics by their bytes, so only long ones need the hash.
+    /// not, whose words `cursor` hands out: the direct map keys short topics by their bytes,
+    /// so only long ones need the hash. `DOLLAR`: an MQTT topic whose first level starts with
+    /// `$`.
     #[allow(clippy::inline_always)] // as `walk_small`
     #[inline(always)]
-    fn walk_keyed<const N: usize, const LONG: bool>(
+    fn walk_keyed<'t, const N: usize, const LONG: bool, const DOLLAR: bool>(
         &self,
-        topic: &str,
+        topic: &'t str,
+        mut cursor: impl Cursor<'t>,
     ) -> Option<(Option<[u64; N]>, u64)> {
-        if self.complex_live > 0 || self.levels.width() > N {
-            return None;
-        }
-        let config = &self.config;
-        let bytes = topic.as_bytes();
-        if bytes.is_empty() || bytes.len() > config.limits.max_topic_bytes {
-            return None;
-        }
-        let nats = config.dialect == Dialect::Nats;
-        let dollar = config.dialect == Dialect::Mqtt && bytes[0] == b'$';
+        debug_assert!(LONG || topic.len() <= PACKED_BYTES);
+
         let mut hash = TopicHash::default();
         let mut len = 0;
-        debug_assert_eq!(LONG, bytes.len() > PACKED_BYTES);
-        let long = LONG;
-        let mut scan = Scan::new(config.dialect, bytes);
         // Two loops, so no per-word test of whether anything is left: the first ANDs rows
         // until the accumulator empties or the topic ends, the second only keys the rest.
         let mut acc = self.levels.small_start::<N>();
         let mut ended = false;
         if let Some(a) = acc.as_mut() {
             loop {
-                match scan.next_word() {
-                    Step::Word(range, packed) => {
-                        if nats && range.is_empty() {
-                            return None;
-                        }
-                        let hash = if long { Some(&mut hash) } else { None };
+                match cursor.step() {
+                    Step::Word(token) => {
+                        let hash = if LONG { Some(&mut hash) } else { None };
                         let left =
-                            self.and_word::<N, LONG>(a, hash, topic, len, range, packed, dollar);
+                            self.and_word::<N, LONG>(a, hash, len, &token, DOLLAR && len == 0);
                         len += 1;
                         if !left {
                             acc = None;
@@ -360,22 +351,16 @@ impl Index {
             }
         }
         while !ended {
-            match scan.next_word() {
-                Step::Word(range, packed) => {
-                    if nats && range.is_empty() {
-                        return None;
-                    }
-                    if long {
-                        hash.push(&word_key(topic, range, packed));
+            match cursor.step() {
+                Step::Word(token) => {
+                    if LONG {
+                        hash.push(&key_of(&token));
                     }
                     len += 1;
                 }
                 Step::End => ended = true,
                 Step::Invalid => return None,
             }
-        }
-        if len > config.limits.max_levels {
-            return None;
         }
         if let Some(a) = acc.as_mut() {
             if !self.levels.small_finish(a, len) {
@@ -385,41 +370,35 @@ impl Index {
         Some((acc, hash.finish(len)))
     }
 
-    /// One word of [`walk_small`](Self::walk_small) ends while slots are left: key it
-    /// (`packed`: its first bytes), fold it into `hash` (if given) and AND its level's row into
-    /// `acc`; whether anything is left.
-    #[allow(clippy::too_many_arguments, clippy::inline_always)] // measured, as below
+    /// One word of [`walk_small`](Self::walk_small) ends while slots are left: key it, fold
+    /// it into `hash` (if given) and AND its level's row into `acc`; whether anything is left.
+    /// `dollar`: the word is the first level of an MQTT `$` topic.
+    #[allow(clippy::inline_always)] // measured, as below
     #[inline(always)]
     fn and_word<const N: usize, const LONG: bool>(
         &self,
         acc: &mut [u64; N],
         hash: Option<&mut TopicHash>,
-        topic: &str,
         level: usize,
-        word: std::ops::Range<usize>,
-        packed: u64,
+        token: &Token<'_>,
         dollar: bool,
     ) -> bool {
-        // Not `word.len()`: the scan's ranges never run backwards, so no saturating test.
-        let len = word.end - word.start;
-        let dollar = dollar && level == 0;
         // The text is read only for long words and the `$` level (a short word's row is
-        // found by its packed key): slicing a `str` checks char boundaries, so skip it.
-        // A word of a short topic (not `LONG`) is short.
-        if LONG && len > PACKED_BYTES {
-            let word = &topic[word];
+        // found by its packed key). A word of a short topic (not `LONG`) is short.
+        if LONG && token.len() > PACKED_BYTES {
+            let word = token.text();
             let key = WordKey::long(word);
             if let Some(hash) = hash {
                 hash.push(&key);
             }
             return self.levels.small_step(acc, level, word, &key, dollar);
         }
-        let key = WordKey::packed(packed, len);
+        let key = packed_key(token);
         if let Some(hash) = hash {
             hash.push(&key);
         }
         if dollar {
-            return self.levels.small_step(acc, level, &topic[word], &key, true);
+            return self.levels.small_step(acc, level, token.text(), &key, true);
         }
         self.levels.small_step_short(acc, level, &key)
     }
@@ -429,7 +408,7 @@ impl Index {
         self.complex_live > 0
             && self
                 .complex
-                .matches_any(topic)
+                .lookup(&self.config, topic, &mut Vec::new(), true)
                 .expect("topic already validated")
     }
 
@@ -448,8 +427,8 @@ impl Index {
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::words::with_keys;
     use super::*;
-    use crate::matchers::optimized_bitmap::with_keys;
 
     fn word() -> impl Strategy<Value = String> {
         prop_oneof![

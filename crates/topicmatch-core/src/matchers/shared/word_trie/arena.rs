@@ -1,5 +1,7 @@
 //! The trie's storage: nodes in one arena addressed by `u32`, and the word interner.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 use crate::matcher::{shrink_if_sparse, SubscriberId};
@@ -170,10 +172,13 @@ impl Arena {
 }
 
 /// Interns words to small integers, counting the trie edges that use each word so that words
-/// no pattern uses any longer are forgotten.
+/// no pattern uses any longer are forgotten; spells an id back (for the relation walks, which
+/// rebuild the patterns they find).
 #[derive(Debug, Default)]
 pub struct Interner {
-    ids: FxHashMap<Box<str>, (WordId, u32)>,
+    ids: FxHashMap<Arc<str>, (WordId, u32)>,
+    /// The word of each id in use, by id.
+    names: Vec<Option<Arc<str>>>,
     free: Vec<WordId>,
     next: WordId,
 }
@@ -183,6 +188,13 @@ impl Interner {
     #[inline]
     pub fn get(&self, word: &str) -> Option<WordId> {
         self.ids.get(word).map(|(id, _)| *id)
+    }
+
+    /// The word of the id `id`, which an edge uses.
+    pub fn name(&self, id: WordId) -> &str {
+        self.names[id as usize]
+            .as_deref()
+            .expect("an id in use has a word")
     }
 
     /// The id of `word`, interning it, plus one reference.
@@ -196,7 +208,12 @@ impl Interner {
             self.next += 1;
             id
         });
-        self.ids.insert(word.into(), (id, 1));
+        let word: Arc<str> = word.into();
+        if self.names.len() <= id as usize {
+            self.names.resize(id as usize + 1, None);
+        }
+        self.names[id as usize] = Some(word.clone());
+        self.ids.insert(word, (id, 1));
         id
     }
 
@@ -205,12 +222,15 @@ impl Interner {
         if let Some((id, refs)) = self.ids.get_mut(word) {
             *refs -= 1;
             if *refs == 0 {
-                self.free.push(*id);
+                let id = *id;
+                self.free.push(id);
+                self.names[id as usize] = None;
                 self.ids.remove(word);
                 shrink_if_sparse(&mut self.ids);
                 if self.ids.is_empty() {
                     // No edge uses any id: start numbering afresh.
                     self.free = Vec::new();
+                    self.names = Vec::new();
                     self.next = 0;
                 }
             }

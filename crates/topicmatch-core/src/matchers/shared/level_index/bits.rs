@@ -9,8 +9,8 @@ pub type Acc = SmallVec<[u64; 32]>;
 pub const HEAD: usize = 4;
 
 /// A stored row: its first [`HEAD`] words inline in a fixed array, so the small walk reads a
-/// row with neither a pointer chase nor a spill test nor a bounds check (measured: the
-/// `SmallVec` it replaces cost ~40 instructions per ftm lookup in spill tests); a row wider
+/// row with neither a pointer chase nor a spill test nor a bounds check (measured: a
+/// `SmallVec` costs ~40 instructions per ftm lookup in spill tests); a row wider
 /// than that also lives whole on the heap (`wide`, the head mirroring its first words).
 /// As a slice it is `HEAD` words while narrow, the whole row once wide.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,7 @@
 //! Subscription slots: one bitmap column per distinct wildcard pattern, freed columns reused
-//! lowest first (seed 002's deleted-slot list), so bitmaps stay as wide as the most patterns
-//! ever live at once, not as the number ever subscribed.
+//! lowest first (the deleted-slot list of "Fast Topic Matching Algorithm Implementation For
+//! WSO2 Message Broker"), so bitmaps stay as wide as the most patterns ever live at once, not
+//! as the number ever subscribed.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,11 +1,11 @@
 //! Rows of short words (at most [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes) keyed by
 //! their packed bytes in an open-addressed table with linear probing: a lookup is usually one
 //! load and one integer compare, where a general hash table compares a group of tags first and
-//! then the stored key (measured: the per-level probe was the largest cost of an uncached
-//! lookup).
+//! then the stored key (measured: in a general hash table the per-level probe is the largest
+//! cost of an uncached lookup).
 //!
 //! Keys and values sit in two parallel arrays: a probe reads only keys, eight to a cache line,
-//! so the array a miss walks is a quarter of the size it was with 32-byte `(key, value)`
+//! so the array a miss walks is a quarter of the size of one of 32-byte `(key, value)`
 //! entries (the direct map of ftm's 586 short topics: 8 KiB of keys instead of 64 KiB of
 //! entries), and a hit's value load does not wait for the compare (its address is the home
 //! place, which a predicted hit already knows).
@@ -180,8 +180,8 @@ mod tests {
 
     use proptest::prelude::*;
 
+    use super::super::keys::WordKey;
     use super::*;
-    use crate::matchers::optimized_bitmap::keys::WordKey;
 
     proptest! {
         /// Inserts, removes and lookups agree with a `HashMap` through growth, collisions,

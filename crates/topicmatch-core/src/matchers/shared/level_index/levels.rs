@@ -1,11 +1,12 @@
-//! The per-level rows of seeds 001/002.
+//! The per-level rows of "High-speed message matching" (as "Fast Topic Matching Algorithm
+//! Implementation For WSO2 Message Broker" implements them).
 //!
 //! For level `i`, each word some pattern names at `i` has a row of the slots accepting that word
 //! there: the patterns naming it, those with the one-word wildcard at `i` and those whose
 //! multi-word wildcard sits at or before `i`. The `other` row (words no pattern names) holds
 //! only the last two groups, `multi` only the last. `null[n]` holds the slots that may end
-//! after exactly `n` words (the seeds' null row; with it the trailing null levels of a short
-//! topic need no AND): exact patterns of at most `n` words and multi-word patterns whose
+//! after exactly `n` words (the "null" row of "High-speed message matching"; with it the
+//! trailing null levels of a short topic need no AND): exact patterns of at most `n` words and multi-word patterns whose
 //! wildcard can match the rest (MQTT `a/#` matches `a`, NATS `a.>` does not).
 //!
 //! A topic's matches are then `null[len] & row(0, w0) & row(1, w1) ...`: one AND per level,

@@ -1,0 +1,412 @@
+//! Shared subscriptions and queue groups: a group is a (name, pattern) pair, as MQTT 5 shared
+//! subscriptions (`$share/{name}/{filter}`) and NATS queue subscriptions identify it, and a
+//! message matching the pattern goes to exactly one of its members.
+//!
+//! The algorithm holds each group once, under a synthetic subscriber id of its own (the group's
+//! index with [`GROUP`] set), inserted when its first member joins and removed with its last. A
+//! lookup that finds a group id asks the table for one member, chosen by the engine's
+//! [`GroupPolicy`]; every other id is resolved as before. A group subscription is recorded in
+//! the engine's table under a member id ([`MEMBER`] set, the subscription id below it), so
+//! unsubscribing finds its group.
+//!
+//! Group indices are never reused (a 61-bit counter), so a group id a concurrent lookup found
+//! names that group or, once it is gone, nothing. Membership changes take one writers' lock
+//! for their whole step, algorithm insert or remove included, so a subscribe or unsubscribe
+//! that returned is seen by every later lookup; lookups only read the table.
+
+use std::cell::Cell;
+use std::hash::BuildHasher;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+use crate::dialect::{Dialect, NATS_WHITESPACE};
+use crate::error::Error;
+use crate::matcher::{SubscriberId, SubscriptionId};
+
+/// Every id that is not a registry id has this bit (filtered subscriptions, groups, members).
+pub(super) const SYNTHETIC: SubscriberId = 1 << 63;
+/// With [`SYNTHETIC`]: a group, as the algorithm holds it; the low bits are its index.
+pub(super) const GROUP: SubscriberId = 1 << 62;
+/// With [`SYNTHETIC`]: one group subscription, as the engine's table records it; the low bits
+/// are its subscription id.
+pub(super) const MEMBER: SubscriberId = 1 << 61;
+/// Subscription ids and group indices stay below this.
+pub(super) const LOW: SubscriberId = MEMBER - 1;
+
+/// Whether `id` is a group (the algorithm's id of one).
+#[inline]
+pub(super) fn is_group(id: SubscriberId) -> bool {
+    id & (SYNTHETIC | GROUP) == SYNTHETIC | GROUP
+}
+
+/// Whether `id` is a group subscription's member id (the table's id of one).
+#[inline]
+pub(super) fn is_member(id: SubscriberId) -> bool {
+    id & (SYNTHETIC | GROUP | MEMBER) == SYNTHETIC | MEMBER
+}
+
+/// How a group's member is chosen for a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupPolicy {
+    /// Each group hands messages to its members in turn (per group, fair over calls, shared
+    /// by every thread).
+    #[default]
+    RoundRobin,
+    /// A member drawn at random for each message.
+    Random,
+    /// The topic's hash picks the member: one topic goes to one member while the group's
+    /// members stay the same (deterministic across processes).
+    Hash,
+}
+
+impl GroupPolicy {
+    /// Every policy, in the order their names are listed.
+    pub const ALL: &'static [GroupPolicy] = &[
+        GroupPolicy::RoundRobin,
+        GroupPolicy::Random,
+        GroupPolicy::Hash,
+    ];
+
+    /// The policy's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupPolicy::RoundRobin => "round_robin",
+            GroupPolicy::Random => "random",
+            GroupPolicy::Hash => "hash",
+        }
+    }
+}
+
+impl FromStr for GroupPolicy {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        GroupPolicy::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown group_policy {s:?}: expected one of \"round_robin\", \"random\", \
+                     \"hash\""
+                ))
+            })
+    }
+}
+
+/// Checks a group name given apart from the pattern: at least one character; in MQTT also a
+/// valid share name (no `/`, `+` or `#`, so that `$share/{name}/{filter}` names the same
+/// group); in NATS no whitespace or NUL (a queue name is one protocol token).
+pub(super) fn check_name(dialect: Dialect, name: &str) -> Result<(), Error> {
+    let bad = match dialect {
+        _ if name.is_empty() => Some("must be at least one character"),
+        Dialect::Mqtt if name.contains(['/', '+', '#']) => {
+            Some("must not contain '/', '+' or '#' (an MQTT share name)")
+        }
+        Dialect::Nats
+            if name
+                .chars()
+                .any(|c| NATS_WHITESPACE.contains(&c) || c == '\0') =>
+        {
+            Some("must not contain whitespace or a NUL byte (a NATS queue name)")
+        }
+        _ => None,
+    };
+    match bad {
+        Some(rule) => Err(Error::InvalidArgument(format!(
+            "invalid {dialect} group name {name:?}: a group name {rule}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A group matching a topic, as [`Engine::lookup_groups_into`](super::Engine) reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMatch {
+    /// The group's name.
+    pub name: Arc<str>,
+    /// The pattern its members subscribed (the filter of `$share/{name}/{filter}`).
+    pub pattern: Arc<str>,
+    /// Its members' subscriber ids, in the order they joined.
+    pub members: Vec<SubscriberId>,
+}
+
+struct Group {
+    name: Arc<str>,
+    pattern: Arc<str>,
+    /// Each member and how many of its subscriptions hold it here.
+    members: Vec<(SubscriberId, u32)>,
+    /// Round-robin position.
+    turn: AtomicUsize,
+}
+
+/// One group subscription.
+struct Held {
+    group: SubscriberId,
+    text: Arc<str>,
+    member: SubscriberId,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// By group id.
+    groups: FxHashMap<SubscriberId, Group>,
+    /// (name, pattern) to group id.
+    by_name: FxHashMap<(Arc<str>, Arc<str>), SubscriberId>,
+    /// By member id (one per group subscription).
+    held: FxHashMap<SubscriberId, Held>,
+    /// (name, text as subscribed, subscriber) to subscription id: subscribe is idempotent.
+    by_key: FxHashMap<(Arc<str>, Arc<str>, SubscriberId), SubscriptionId>,
+    next: SubscriberId,
+}
+
+/// The groups of one engine and the policy choosing their members.
+pub(super) struct GroupTable {
+    inner: RwLock<Inner>,
+    /// Held by a membership change for its whole step, the algorithm's change included.
+    writers: Mutex<()>,
+    policy: GroupPolicy,
+    /// Groups held (read without the lock on every lookup).
+    count: AtomicUsize,
+}
+
+/// What a join did: the member id to record, and the group id if the group is new (the
+/// algorithm must then insert it).
+pub(super) struct Joined {
+    pub(super) member: SubscriberId,
+    pub(super) new_group: Option<SubscriberId>,
+}
+
+thread_local! {
+    /// The `random` policy's generator (xorshift64*), seeded per thread.
+    static RANDOM: Cell<u64> = Cell::new(
+        FxBuildHasher.hash_one((std::thread::current().id(), std::time::Instant::now())) | 1
+    );
+}
+
+fn random_below(n: usize) -> usize {
+    RANDOM.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize % n
+    })
+}
+
+impl GroupTable {
+    pub(super) fn new(policy: GroupPolicy) -> Self {
+        GroupTable {
+            inner: RwLock::default(),
+            writers: Mutex::new(()),
+            policy,
+            count: AtomicUsize::new(0),
+        }
+    }
+
+    /// The policy choosing members.
+    pub(super) fn policy(&self) -> GroupPolicy {
+        self.policy
+    }
+
+    /// Whether no group is held.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.count.load(Ordering::Acquire) == 0
+    }
+
+    /// Takes the writers' lock: hold it from [`GroupTable::join`] or [`GroupTable::leave`]
+    /// until the algorithm has been changed.
+    pub(super) fn write(&self) -> MutexGuard<'_, ()> {
+        self.writers.lock()
+    }
+
+    /// The id of an identical group subscription, if one is held.
+    pub(super) fn existing(
+        &self,
+        name: &str,
+        text: &Arc<str>,
+        subscriber: SubscriberId,
+    ) -> Option<SubscriptionId> {
+        let key = (Arc::<str>::from(name), text.clone(), subscriber);
+        self.inner.read().by_key.get(&key).copied()
+    }
+
+    /// Records subscription `id` of `subscriber` (text `text`) in group (`name`, `pattern`),
+    /// creating the group if new. Call holding [`GroupTable::write`].
+    pub(super) fn join(
+        &self,
+        id: SubscriptionId,
+        name: &str,
+        pattern: &str,
+        text: Arc<str>,
+        subscriber: SubscriberId,
+    ) -> Joined {
+        assert!(id <= LOW, "subscription ids stay below 2^61");
+        let member = id | SYNTHETIC | MEMBER;
+        let mut inner = self.inner.write();
+        let key = (Arc::<str>::from(name), Arc::<str>::from(pattern));
+        let mut new_group = None;
+        let group_id = if let Some(&g) = inner.by_name.get(&key) {
+            g
+        } else {
+            let g = inner.next | SYNTHETIC | GROUP;
+            inner.next += 1;
+            inner.by_name.insert(key.clone(), g);
+            inner.groups.insert(
+                g,
+                Group {
+                    name: key.0.clone(),
+                    pattern: key.1.clone(),
+                    members: Vec::new(),
+                    turn: AtomicUsize::new(0),
+                },
+            );
+            self.count.fetch_add(1, Ordering::Release);
+            new_group = Some(g);
+            g
+        };
+        let group = inner.groups.get_mut(&group_id).expect("held group");
+        match group.members.iter_mut().find(|(s, _)| *s == subscriber) {
+            Some((_, refs)) => *refs += 1,
+            None => group.members.push((subscriber, 1)),
+        }
+        inner.by_key.insert((key.0, text.clone(), subscriber), id);
+        inner.held.insert(
+            member,
+            Held {
+                group: group_id,
+                text,
+                member: subscriber,
+            },
+        );
+        Joined { member, new_group }
+    }
+
+    /// Forgets the group subscription of member id `member`: its subscriber, and the group id
+    /// if that was its last member (the algorithm must then remove it; the group is gone).
+    /// Call holding [`GroupTable::write`].
+    pub(super) fn leave(&self, member: SubscriberId) -> (SubscriberId, Option<SubscriberId>) {
+        let mut inner = self.inner.write();
+        let held = inner.held.remove(&member).expect("held member id");
+        let group = inner.groups.get_mut(&held.group).expect("held group");
+        let name = group.name.clone();
+        let at = group
+            .members
+            .iter()
+            .position(|(s, _)| *s == held.member)
+            .expect("a member of its group");
+        group.members[at].1 -= 1;
+        if group.members[at].1 == 0 {
+            // In order: `hash` keeps its choices for the members that stay where it can.
+            group.members.remove(at);
+        }
+        let emptied = group.members.is_empty();
+        let pattern = group.pattern.clone();
+        inner.by_key.remove(&(name.clone(), held.text, held.member));
+        if !emptied {
+            return (held.member, None);
+        }
+        inner.groups.remove(&held.group);
+        inner.by_name.remove(&(name, pattern));
+        self.count.fetch_sub(1, Ordering::Release);
+        (held.member, Some(held.group))
+    }
+
+    /// The subscriber and group name of member id `member`.
+    pub(super) fn member(&self, member: SubscriberId) -> Option<(SubscriberId, Arc<str>)> {
+        let inner = self.inner.read();
+        let held = inner.held.get(&member)?;
+        let name = inner.groups.get(&held.group)?.name.clone();
+        Some((held.member, name))
+    }
+
+    /// Every group subscription's id and group name.
+    pub(super) fn names(&self) -> Vec<(SubscriptionId, Arc<str>)> {
+        let inner = self.inner.read();
+        inner
+            .held
+            .iter()
+            .filter_map(|(member, held)| {
+                let name = inner.groups.get(&held.group)?.name.clone();
+                Some((member & LOW, name))
+            })
+            .collect()
+    }
+
+    /// The subscription ids of group `group`'s members.
+    pub(super) fn subscriptions_of(&self, group: SubscriberId) -> Vec<SubscriptionId> {
+        let inner = self.inner.read();
+        inner
+            .held
+            .iter()
+            .filter(|(_, held)| held.group == group)
+            .map(|(member, _)| member & LOW)
+            .collect()
+    }
+
+    /// Replaces each group id in `out[start..]` by one of its members, chosen for `topic`
+    /// (a group that left meanwhile is dropped); other ids stay.
+    pub(super) fn pick_tail(&self, topic: &str, out: &mut Vec<SubscriberId>, start: usize) {
+        let inner = self.inner.read();
+        let mut kept = start;
+        for i in start..out.len() {
+            let id = out[i];
+            let real = if is_group(id) {
+                inner.groups.get(&id).map(|g| self.pick(g, topic))
+            } else {
+                Some(id)
+            };
+            if let Some(real) = real {
+                out[kept] = real;
+                kept += 1;
+            }
+        }
+        out.truncate(kept);
+    }
+
+    /// Splits the group ids out of `out[start..]` into `groups`, each with its members.
+    pub(super) fn split_tail(
+        &self,
+        out: &mut Vec<SubscriberId>,
+        start: usize,
+        groups: &mut Vec<GroupMatch>,
+    ) {
+        let inner = self.inner.read();
+        let mut kept = start;
+        for i in start..out.len() {
+            let id = out[i];
+            if !is_group(id) {
+                out[kept] = id;
+                kept += 1;
+            } else if let Some(g) = inner.groups.get(&id) {
+                if !groups
+                    .iter()
+                    .any(|m| m.name == g.name && m.pattern == g.pattern)
+                {
+                    groups.push(GroupMatch {
+                        name: g.name.clone(),
+                        pattern: g.pattern.clone(),
+                        members: g.members.iter().map(|(s, _)| *s).collect(),
+                    });
+                }
+            }
+        }
+        out.truncate(kept);
+    }
+
+    fn pick(&self, group: &Group, topic: &str) -> SubscriberId {
+        let n = group.members.len();
+        let at = match self.policy {
+            GroupPolicy::RoundRobin => group.turn.fetch_add(1, Ordering::Relaxed) % n,
+            GroupPolicy::Random => random_below(n),
+            GroupPolicy::Hash => (FxBuildHasher.hash_one(topic) >> 32) as usize % n,
+        };
+        group.members[at].0
+    }
+}

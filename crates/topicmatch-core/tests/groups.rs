@@ -1,0 +1,419 @@
+//! Shared subscriptions and queue groups, on every algorithm: one member per matching group,
+//! chosen by the policy; plain subscribers as before; groups come and go with their members.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use common::{engine, sorted};
+use proptest::prelude::*;
+use topicmatch_core::fields::Message;
+use topicmatch_core::{
+    Algorithm, Dialect, Engine, Error, GroupMatch, GroupPolicy, Subscriber, Subscription,
+};
+
+fn s(name: &str) -> Subscriber {
+    Subscriber::from(name)
+}
+
+fn grouped(dialect: Dialect, algorithm: Algorithm, policy: GroupPolicy) -> Engine {
+    engine(dialect, algorithm)
+        .with_groups(policy, dialect == Dialect::Mqtt)
+        .unwrap()
+}
+
+/// Each matching group's members by (name, pattern).
+type Groups = BTreeMap<(String, String), Vec<Subscriber>>;
+
+/// `lookup_groups_into`, resolved: the plain subscribers (sorted) and each group's members.
+fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
+    let (mut plain, mut groups) = (Vec::new(), Vec::new());
+    m.lookup_groups_into(topic, &Message::new(), &mut plain, &mut groups)
+        .unwrap();
+    let plain = sorted(m.resolve(&plain));
+    let groups = groups
+        .into_iter()
+        .map(|g: GroupMatch| {
+            (
+                (g.name.to_string(), g.pattern.to_string()),
+                sorted(m.resolve(&g.members)),
+            )
+        })
+        .collect();
+    (plain, groups)
+}
+
+/// Checks one lookup against the split: every plain subscriber, one member of each group,
+/// nothing else, each once.
+fn check_lookup(m: &Engine, topic: &str) -> Vec<Subscriber> {
+    let (plain, groups) = split(m, topic);
+    let got = m.lookup(topic).unwrap();
+    let unique: BTreeSet<_> = got.iter().cloned().collect();
+    assert_eq!(
+        unique.len(),
+        got.len(),
+        "{topic}: a subscriber twice in {got:?}"
+    );
+    for p in &plain {
+        assert!(
+            unique.contains(p),
+            "{topic}: plain {p:?} missing from {got:?}"
+        );
+    }
+    for (key, members) in &groups {
+        assert!(
+            members.iter().any(|x| unique.contains(x)),
+            "{topic}: no member of {key:?} in {got:?}"
+        );
+    }
+    for x in &got {
+        assert!(
+            plain.contains(x) || groups.values().any(|m| m.contains(x)),
+            "{topic}: {x:?} is neither plain nor a member"
+        );
+    }
+    // At most one member per group beyond the plain subscribers: count the non-plain ones.
+    let extra = got.iter().filter(|x| !plain.contains(x)).count();
+    assert!(
+        extra <= groups.len(),
+        "{topic}: {got:?} has more members than groups"
+    );
+    got
+}
+
+#[test]
+fn one_member_of_each_matching_group_in_every_dialect_and_algorithm() {
+    for &algorithm in Algorithm::ALL {
+        for (dialect, pattern, other, topic) in [
+            (Dialect::Amqp, "orders.*", "orders.#", "orders.new"),
+            (Dialect::Mqtt, "orders/+", "orders/#", "orders/new"),
+            (Dialect::Nats, "orders.*", "orders.>", "orders.new"),
+        ] {
+            let m = grouped(dialect, algorithm, GroupPolicy::RoundRobin);
+            for w in ["w1", "w2", "w3"] {
+                m.subscribe_group(pattern, &s(w), "workers").unwrap();
+            }
+            m.subscribe_group(other, &s("a1"), "audit").unwrap();
+            m.subscribe_group(other, &s("a2"), "audit").unwrap();
+            m.subscribe(pattern, &s("plain")).unwrap();
+            let mut seen = HashMap::new();
+            for _ in 0..60 {
+                let got = check_lookup(&m, topic);
+                assert_eq!(got.len(), 3, "{algorithm} {dialect}: {got:?}");
+                for x in got {
+                    *seen.entry(x).or_insert(0) += 1;
+                }
+            }
+            // Round robin: each worker 20 times, each auditor 30 times.
+            for w in ["w1", "w2", "w3"] {
+                assert_eq!(seen[&s(w)], 20, "{algorithm} {dialect} {w}");
+            }
+            assert_eq!((seen[&s("a1")], seen[&s("a2")]), (30, 30));
+            assert_eq!(seen[&s("plain")], 60);
+            let (plain, groups) = split(&m, topic);
+            assert_eq!(plain, vec![s("plain")]);
+            assert_eq!(
+                groups.keys().cloned().collect::<Vec<_>>(),
+                vec![
+                    ("audit".to_owned(), other.to_owned()),
+                    ("workers".to_owned(), pattern.to_owned())
+                ]
+            );
+        }
+    }
+}
+
+#[test]
+fn mqtt_share_texts_are_groups_unless_shared_subscriptions_are_off() {
+    for &algorithm in Algorithm::ALL {
+        let on = grouped(Dialect::Mqtt, algorithm, GroupPolicy::Hash);
+        let off = engine(Dialect::Mqtt, algorithm)
+            .with_groups(GroupPolicy::Hash, false)
+            .unwrap();
+        for m in [&on, &off] {
+            m.subscribe("$share/g/a/+", &s("x")).unwrap();
+            m.subscribe("$share/g/a/+", &s("y")).unwrap();
+            m.subscribe("$share/h/a/#", &s("y")).unwrap();
+        }
+        let got = check_lookup(&on, "a/b");
+        assert!(got.contains(&s("y")) && got.len() <= 2, "{got:?}");
+        assert_eq!(sorted(off.lookup("a/b").unwrap()), vec![s("x"), s("y")]);
+        assert!(on.shared_subscriptions() && !off.shared_subscriptions());
+        // A `$` topic: a share's filter follows the `$` rule like any filter.
+        assert!(on.lookup("$SYS/x").unwrap().is_empty());
+    }
+    let refused = engine(Dialect::Amqp, Algorithm::Trie).with_groups(GroupPolicy::RoundRobin, true);
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))));
+}
+
+#[test]
+fn hash_keeps_a_topic_on_one_member_and_spreads_topics() {
+    for &algorithm in Algorithm::ALL {
+        let m = grouped(Dialect::Mqtt, algorithm, GroupPolicy::Hash);
+        for i in 0..4 {
+            m.subscribe("$share/g/t/#", &Subscriber::Int(i)).unwrap();
+        }
+        let mut members = BTreeSet::new();
+        for t in 0..64 {
+            let topic = format!("t/{t}");
+            let first = m.lookup(&topic).unwrap();
+            assert_eq!(first.len(), 1);
+            for _ in 0..5 {
+                assert_eq!(m.lookup(&topic).unwrap(), first, "{topic} moved");
+            }
+            members.insert(first[0].clone());
+        }
+        assert_eq!(members.len(), 4, "{algorithm}: 64 topics over 4 members");
+        // A second engine with the same members in the same order chooses the same.
+        let twin = grouped(Dialect::Mqtt, algorithm, GroupPolicy::Hash);
+        for i in 0..4 {
+            twin.subscribe("$share/g/t/#", &Subscriber::Int(i)).unwrap();
+        }
+        for t in 0..64 {
+            let topic = format!("t/{t}");
+            assert_eq!(m.lookup(&topic).unwrap(), twin.lookup(&topic).unwrap());
+        }
+    }
+}
+
+#[test]
+fn random_picks_members_only_and_all_of_them() {
+    let m = grouped(Dialect::Nats, Algorithm::Cstrie, GroupPolicy::Random);
+    for i in 0..5 {
+        m.subscribe_group("jobs.>", &Subscriber::Int(i), "q")
+            .unwrap();
+    }
+    let mut seen = BTreeSet::new();
+    for _ in 0..500 {
+        let got = m.lookup("jobs.a.b").unwrap();
+        assert_eq!(got.len(), 1);
+        seen.insert(got[0].clone());
+    }
+    assert_eq!(seen.len(), 5);
+}
+
+#[test]
+fn subscribe_is_idempotent_and_the_last_member_removes_the_group() {
+    for &algorithm in Algorithm::ALL {
+        let m = grouped(Dialect::Mqtt, algorithm, GroupPolicy::RoundRobin);
+        let a = m.subscribe_group("a/b", &s("x"), "g").unwrap();
+        assert_eq!(m.subscribe_group("a/b", &s("x"), "g").unwrap(), a);
+        // The `$share` text names the same group: a second subscription, one membership.
+        let b = m.subscribe("$share/g/a/b", &s("x")).unwrap();
+        assert_ne!(a, b);
+        let c = m.subscribe_group("a/b", &s("y"), "g").unwrap();
+        // Another group of the same pattern, and the plain pattern, are other subscriptions.
+        let d = m.subscribe_group("a/b", &s("x"), "h").unwrap();
+        let e = m.subscribe("a/b", &s("x")).unwrap();
+        assert_eq!(
+            BTreeSet::from([a, b, c, d, e]).len(),
+            5,
+            "{algorithm}: five subscriptions"
+        );
+        assert_eq!(m.len(), 5);
+        let groups: Vec<(u64, String)> = m
+            .groups()
+            .iter()
+            .map(|(id, g)| (*id, g.to_string()))
+            .collect();
+        assert_eq!(
+            groups,
+            vec![
+                (a, "g".into()),
+                (b, "g".into()),
+                (c, "g".into()),
+                (d, "h".into())
+            ]
+        );
+        assert!(m.unsubscribe(a));
+        assert!(!m.unsubscribe(a));
+        assert_eq!(
+            split(&m, "a/b").1.len(),
+            2,
+            "x is still in g through its $share text"
+        );
+        assert!(m.unsubscribe(b) && m.unsubscribe(c) && m.unsubscribe(d));
+        assert_eq!(split(&m, "a/b"), (vec![s("x")], BTreeMap::new()));
+        assert!(m.unsubscribe(e));
+        assert!(m.is_empty());
+        assert!(m.lookup("a/b").unwrap().is_empty());
+        assert!(!m.matches_any("a/b").unwrap());
+    }
+}
+
+#[test]
+fn bad_groups_are_refused_and_change_nothing() {
+    let mqtt = grouped(Dialect::Mqtt, Algorithm::Trie, GroupPolicy::RoundRobin);
+    let nats = grouped(Dialect::Nats, Algorithm::Trie, GroupPolicy::RoundRobin);
+    let amqp = grouped(Dialect::Amqp, Algorithm::Trie, GroupPolicy::RoundRobin);
+    let filter = topicmatch_core::fields::Filter::new(
+        vec![("k".into(), topicmatch_core::fields::Criterion::Present)],
+        topicmatch_core::fields::Mode::All,
+    )
+    .unwrap();
+    for (m, pattern, group) in [
+        (&mqtt, "a/b", ""),
+        (&mqtt, "a/b", "g/h"),
+        (&mqtt, "a/b", "g+"),
+        (&mqtt, "$share/g/a/b", "other"),
+        (&nats, "a.b", "with space"),
+        (&nats, "a.b", "nul\0"),
+        (&amqp, "a.b", ""),
+    ] {
+        let err = m.subscribe_group(pattern, &s("x"), group).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{group:?}: {err}");
+        assert!(m.is_empty());
+    }
+    let err = mqtt
+        .subscribe_with("$share/g/a", &s("x"), Some(&filter), None, &mut |_| {})
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(mqtt.subscribe_group("a/+/#", &s("x"), "g").is_ok());
+    assert!(matches!(
+        mqtt.subscribe_group("a/#/b", &s("x"), "g"),
+        Err(Error::InvalidPattern { .. })
+    ));
+    assert_eq!(mqtt.len(), 1);
+}
+
+#[test]
+fn a_restore_keeps_groups_and_covering_finds_their_subscriptions() {
+    for &algorithm in Algorithm::ALL {
+        let m = grouped(Dialect::Mqtt, algorithm, GroupPolicy::Hash);
+        m.subscribe_group("a/+", &s("x"), "g").unwrap();
+        m.subscribe("$share/g/a/+", &s("y")).unwrap();
+        m.subscribe("a/#", &s("z")).unwrap();
+        let copy = grouped(Dialect::Mqtt, algorithm, GroupPolicy::Hash)
+            .restored(&m.subscriptions(), &m.filters(), &m.groups(), m.next_id())
+            .unwrap();
+        assert_eq!(copy.subscriptions(), m.subscriptions());
+        assert_eq!(copy.groups(), m.groups());
+        for t in ["a/b", "a/c", "a"] {
+            assert_eq!(
+                copy.lookup(t).unwrap(),
+                m.lookup(t).unwrap(),
+                "{algorithm} {t}"
+            );
+            assert_eq!(split(&copy, t), split(&m, t));
+        }
+        let covering: Vec<Subscription> = m.covering("a/b").unwrap();
+        let ids: Vec<u64> = covering.iter().map(|c| c.id).collect();
+        assert_eq!(
+            ids,
+            vec![1, 2, 3],
+            "{algorithm}: every subscription covers a/b"
+        );
+        let pats: Vec<Arc<str>> = covering.into_iter().map(|c| c.pattern).collect();
+        assert_eq!(&*pats[1], "$share/g/a/+");
+    }
+}
+
+/// One step of the differential test.
+#[derive(Debug, Clone)]
+enum Op {
+    Plain(usize, usize),
+    Group(usize, usize, usize),
+    Drop(usize),
+}
+
+/// A subscriber of the differential test.
+fn int(x: usize) -> Subscriber {
+    Subscriber::Int(i64::try_from(x).unwrap())
+}
+
+const PATTERNS: [&str; 6] = ["a/+", "a/#", "+/b", "#", "a/b", "$share/s/a/+"];
+const TOPICS: [&str; 5] = ["a/b", "a", "x/b", "a/c/d", "$SYS/a"];
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(
+        prop_oneof![
+            (0..PATTERNS.len(), 0..4usize).prop_map(|(p, s)| Op::Plain(p, s)),
+            (0..PATTERNS.len(), 0..4usize, 0..2usize).prop_map(|(p, s, g)| Op::Group(p, s, g)),
+            (0..16usize).prop_map(Op::Drop),
+        ],
+        0..24,
+    )
+}
+
+proptest! {
+    /// Every algorithm splits every topic into the same plain subscribers and groups as
+    /// `naive`, and every lookup is one of the answers that split allows.
+    #[test]
+    fn every_algorithm_agrees_with_naive_on_groups(ops in ops()) {
+        let engines: Vec<Engine> = Algorithm::ALL
+            .iter()
+            .map(|&a| grouped(Dialect::Mqtt, a, GroupPolicy::RoundRobin))
+            .collect();
+        for m in &engines {
+            let mut ids = Vec::new();
+            for op in &ops {
+                match *op {
+                    Op::Plain(p, x) => {
+                        ids.push(m.subscribe(PATTERNS[p], &int(x)));
+                    }
+                    Op::Group(p, x, g) => {
+                        let group = ["g", "h"][g];
+                        let pattern = PATTERNS[p];
+                        let r = if pattern.starts_with("$share/") {
+                            m.subscribe(pattern, &int(x))
+                        } else {
+                            m.subscribe_group(pattern, &int(x), group)
+                        };
+                        ids.push(r);
+                    }
+                    Op::Drop(i) => {
+                        if let Some(Ok(id)) = ids.get(i) {
+                            m.unsubscribe(*id);
+                        }
+                    }
+                }
+            }
+        }
+        let oracle = &engines[0];
+        prop_assert_eq!(oracle.algorithm(), Algorithm::Naive);
+        for m in &engines {
+            prop_assert_eq!(m.subscriptions(), oracle.subscriptions());
+            for t in TOPICS {
+                prop_assert_eq!(split(m, t), split(oracle, t), "{} {}", m.algorithm(), t);
+                check_lookup(m, t);
+            }
+        }
+    }
+}
+
+#[test]
+fn threads_joining_and_leaving_never_see_a_stranger() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for algorithm in [
+        Algorithm::Cstrie,
+        Algorithm::Trie,
+        Algorithm::InvertedBitmap,
+    ] {
+        let m = Arc::new(grouped(Dialect::Amqp, algorithm, GroupPolicy::RoundRobin));
+        m.subscribe_group("jobs.*", &Subscriber::Int(0), "q")
+            .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let churn = {
+            let (m, stop) = (m.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut k = 1;
+                while !stop.load(Ordering::Relaxed) {
+                    let id = m
+                        .subscribe_group("jobs.*", &Subscriber::Int(k), "q")
+                        .unwrap();
+                    m.unsubscribe(id);
+                    k = k % 50 + 1;
+                }
+            })
+        };
+        for _ in 0..20_000 {
+            let got = m.lookup("jobs.x").unwrap();
+            assert_eq!(got.len(), 1, "{algorithm}: one member of the one group");
+            assert!(matches!(got[0], Subscriber::Int(i) if (0..=50).contains(&i)));
+        }
+        stop.store(true, Ordering::Relaxed);
+        churn.join().unwrap();
+        assert_eq!(m.lookup("jobs.x").unwrap(), vec![Subscriber::Int(0)]);
+    }
+}

@@ -1,0 +1,173 @@
+"""Shared subscriptions and queue groups through the Python API: one member of each matching
+group per message, in `lookup`, `lookup_many` and `lookup_arrow` alike; `lookup_groups` for a
+broker's own policy; groups survive pickling; every algorithm agrees with `naive`."""
+
+from __future__ import annotations
+
+import collections
+import pickle
+import threading
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import topicmatch as tm
+
+
+def arrow_rows(m: tm.Matcher, topics: list[str]) -> list[list[object]]:
+    table = m.subscriber_table()
+    return [[table[i] for i in row] for row in pa.array(m.lookup_arrow(pa.array(topics))).to_pylist()]
+
+
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+@pytest.mark.parametrize(("dialect", "pattern", "topic"), [
+    ("amqp", "jobs.*", "jobs.a"), ("mqtt", "jobs/+", "jobs/a"), ("nats", "jobs.>", "jobs.a.b"),
+])
+def test_one_member_per_group_in_every_api(algorithm: str, dialect: str, pattern: str,
+                                           topic: str) -> None:
+    m = tm.Matcher(dialect, algorithm)
+    for w in ("w1", "w2", "w3"):
+        m.subscribe(pattern, w, group="workers")
+    m.subscribe(pattern, "plain")
+    seen: collections.Counter[object] = collections.Counter()
+    for _ in range(30):
+        got = m.lookup(topic)
+        assert len(got) == 2 and "plain" in got
+        seen.update(got)
+    assert seen == {"plain": 30, "w1": 10, "w2": 10, "w3": 10}  # round robin by default
+    for row in m.lookup_many([topic] * 9) + arrow_rows(m, [topic] * 9):
+        assert len(row) == 2 and "plain" in row and len(set(row)) == 2
+    plain, groups = m.lookup_groups(topic)
+    assert plain == ["plain"]
+    assert {k: sorted(v) for k, v in groups.items()} == {
+        ("workers", pattern): ["w1", "w2", "w3"]}  # type: ignore[type-var]
+
+
+def test_mqtt_share_texts_and_the_switch_that_keeps_them_plain() -> None:
+    on = tm.Matcher("mqtt")
+    off = tm.Matcher("mqtt", shared_subscriptions=False)
+    assert on.shared_subscriptions and not off.shared_subscriptions
+    for m in (on, off):
+        m.subscribe("$share/g/a/+", "x")
+        m.subscribe("$share/g/a/+", "y")
+    assert len(on.lookup("a/b")) == 1
+    assert sorted(off.lookup("a/b")) == ["x", "y"]  # type: ignore[type-var]
+    assert on.groups() == [(1, "g"), (2, "g")] and off.groups() == []
+    with pytest.raises(ValueError, match="mqtt"):
+        tm.Matcher("amqp", shared_subscriptions=True)
+    with pytest.raises(ValueError, match="share name"):
+        on.subscribe("$share/g/a/+", "z", group="other")
+    with pytest.raises(tm.InvalidPattern):
+        on.subscribe("$share/g", "z")
+
+
+def test_policies() -> None:
+    hashed = tm.Matcher("mqtt", group_policy="hash")
+    rand = tm.Matcher("mqtt", group_policy="random")
+    assert (hashed.group_policy, rand.group_policy) == ("hash", "random")
+    for m in (hashed, rand):
+        for i in range(4):
+            m.subscribe("$share/g/t/#", i)
+    # hash: one topic, one member; topics spread over all members.
+    firsts = {}
+    for t in range(40):
+        topic = f"t/{t}"
+        firsts[topic] = hashed.lookup(topic)
+        assert all(hashed.lookup(topic) == firsts[topic] for _ in range(3))
+    assert {tuple(v) for v in firsts.values()} == {(0,), (1,), (2,), (3,)}
+    assert hashed.lookup_many(list(firsts)) == list(firsts.values())
+    assert arrow_rows(hashed, list(firsts)) == list(firsts.values())
+    assert {rand.lookup("t/x")[0] for _ in range(200)} == {0, 1, 2, 3}  # type: ignore[index]
+    with pytest.raises(ValueError, match="group_policy"):
+        tm.Matcher("mqtt", group_policy="fastest")  # type: ignore[arg-type]
+
+
+def test_bad_groups_raise_and_change_nothing() -> None:
+    m = tm.Matcher("nats")
+    with pytest.raises(ValueError, match="group name"):
+        m.subscribe("a.b", "x", group="")
+    with pytest.raises(ValueError, match="whitespace"):
+        m.subscribe("a.b", "x", group="a b")
+    with pytest.raises(TypeError, match="group must be str"):
+        m.subscribe("a.b", "x", group=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="where"):
+        m.subscribe("a.b", "x", group="q", where={"k": 1})
+    assert len(m) == 0 and m.groups() == []
+
+
+def test_the_last_member_removes_the_group_and_pickling_keeps_them() -> None:
+    m = tm.Matcher("amqp", "trie", group_policy="hash")
+    a = m.subscribe("a.*", "x", group="g")
+    assert m.subscribe("a.*", "x", group="g") == a
+    b = m.subscribe("a.*", "y", group="g")
+    m.subscribe("a.#", "z")
+    copy = pickle.loads(pickle.dumps(m))
+    assert (copy.group_policy, copy.groups(), copy.subscriptions()) == (
+        "hash", m.groups(), m.subscriptions())
+    for t in ("a.b", "a.c", "a"):
+        assert copy.lookup(t) == m.lookup(t)
+    assert m.unsubscribe(a) and m.unsubscribe(b)
+    assert m.lookup_groups("a.b") == (["z"], {})
+    assert m.groups() == []
+
+
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_covering_finds_group_subscriptions(algorithm: str) -> None:
+    m = tm.Matcher("mqtt", algorithm)
+    m.subscribe("a/#", "x", group="g")
+    m.subscribe("$share/h/a/+", "y")
+    assert [(i, p) for i, p, _ in m.covering("a/b")] == [(1, "a/#"), (2, "$share/h/a/+")]
+
+
+WORDS = ["a", "b", "", "+", "#"]
+
+
+@given(subs=st.lists(st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+                               st.integers(0, 3), st.sampled_from([None, "g", "h"])),
+                     max_size=10),
+       topics=st.lists(st.lists(st.sampled_from(["a", "b", ""]), max_size=3), max_size=6))
+def test_every_algorithm_splits_like_naive(subs: list[tuple[list[str], int, str | None]],
+                                           topics: list[list[str]]) -> None:
+    matchers = [tm.Matcher("mqtt", a, group_policy="hash") for a in tm.ALGORITHMS]
+    for words, sub, group in subs:
+        for m in matchers:
+            try:
+                m.subscribe("/".join(words), sub, group=group)
+            except tm.InvalidPattern:
+                pass
+    texts = ["/".join(t) for t in topics if "/".join(t)]
+    oracle = matchers[tm.ALGORITHMS.index("naive")]
+    for m in matchers:
+        for t in texts:
+            plain, groups = m.lookup_groups(t)
+            want_plain, want_groups = oracle.lookup_groups(t)
+            assert sorted(plain) == sorted(want_plain), (m.algorithm, t)
+            assert {k: sorted(v) for k, v in groups.items()} == {
+                k: sorted(v) for k, v in want_groups.items()}, (m.algorithm, t)
+            # hash is deterministic: the same member as naive's.
+            assert sorted(m.lookup(t)) == sorted(oracle.lookup(t)), (m.algorithm, t)
+
+
+def test_threads_never_lose_a_message_of_a_group() -> None:
+    m = tm.Matcher("amqp", "cstrie")
+    m.subscribe("jobs.*", "stable", group="q")
+    stop = threading.Event()
+
+    def churn() -> None:
+        k = 0
+        while not stop.is_set():
+            sid = m.subscribe("jobs.*", f"temp-{k % 7}", group="q")
+            m.unsubscribe(sid)
+            k += 1
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for _ in range(3000):
+            assert len(m.lookup("jobs.x")) == 1
+            assert all(len(r) == 1 for r in m.lookup_many(["jobs.x"] * 5))
+    finally:
+        stop.set()
+        worker.join()
