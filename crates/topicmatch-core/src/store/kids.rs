@@ -1,6 +1,7 @@
-//! A node's children, held inline (the child nodes themselves, not links to them) in the order
-//! of their words' bytes, so that a walk visiting them in turn returns topics in order and
-//! reads memory front to back.
+//! A node of the trie ([`Node`]: its label, the run of words after it, its children and, if a
+//! topic ends there, that topic's value), and a node's children ([`Kids`]), held inline (the
+//! child nodes themselves, not links to them) in the order of their words' bytes, so that a
+//! walk visiting them in turn returns topics in order and reads memory front to back.
 //!
 //! Sized by fan-out: none, one sorted vector up to [`FEW_MAX`] children, and past that sorted
 //! blocks of at most [`BLOCK_MAX`] children with the head of each block's last word in one
@@ -15,8 +16,40 @@
 
 use std::slice;
 
-use super::node::{Node, Probe};
-use super::words::Words;
+use smallvec::SmallVec;
+
+use super::label::{Label, Probe};
+use super::words::{WordId, Words};
+
+/// The words of a node after its label's word; a few inline.
+pub(crate) type Rest = SmallVec<[WordId; 4]>;
+
+/// One node.
+#[derive(Debug)]
+pub(crate) struct Node<V> {
+    pub(crate) label: Label,
+    pub(crate) rest: Rest,
+    pub(crate) kids: Kids<V>,
+    pub(crate) value: Option<V>,
+}
+
+impl<V> Node<V> {
+    /// A node with no children.
+    pub(crate) fn leaf(label: Label, rest: Rest, value: Option<V>) -> Self {
+        Node {
+            label,
+            rest,
+            kids: Kids::None,
+            value,
+        }
+    }
+}
+
+impl<V> Default for Node<V> {
+    fn default() -> Self {
+        Node::leaf(Label::ROOT, Rest::new(), None)
+    }
+}
 
 /// Most children in the single vector; one more moves them to blocks.
 const FEW_MAX: usize = 32;
@@ -432,8 +465,8 @@ impl<V> Kids<V> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::node::{Label, Node, Probe, Rest};
-    use super::{Kids, Words};
+    use super::super::label::{Label, Probe};
+    use super::{Kids, Node, Rest, Words};
 
     fn texts(kids: &Kids<usize>, words: &Words) -> Vec<String> {
         kids.iter().map(|n| n.label.spell(words)).collect()

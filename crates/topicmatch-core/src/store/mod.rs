@@ -49,7 +49,7 @@
 //! are the child nodes themselves, sorted by their words' bytes, in one vector up to 32 and
 //! in blocks of at most 32 past that, so the nodes of one level lie side by side in memory in
 //! walk order however the topics were inserted. Each node carries its word's first eight
-//! bytes ([`node`]): words up to eight bytes are spelled there and never looked up; longer
+//! bytes ([`label`]): words up to eight bytes are spelled there and never looked up; longer
 //! words, and the words of a chain after its first, are interned ([`words`]) so each distinct
 //! text is stored once. A filter ([`query`]) is answered by one depth-first walk ([`walk`]):
 //! a literal word follows one edge, `+`/`*` visits the children of the nodes reached, a last
@@ -75,7 +75,7 @@
 mod found;
 mod hint;
 mod kids;
-mod node;
+mod label;
 mod query;
 mod tree;
 mod walk;

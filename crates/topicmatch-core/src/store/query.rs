@@ -5,7 +5,7 @@
 use crate::dialect::Dialect;
 use crate::pattern::{Pattern, Word};
 
-use super::node::{Label, Lit};
+use super::label::{Label, Lit};
 use super::words::{WordId, Words};
 
 /// One word of a compiled filter.

@@ -15,10 +15,10 @@
 
 use smallvec::SmallVec;
 
-use super::kids::{Kids, Loc};
+use super::kids::{Kids, Loc, Node, Rest};
 #[cfg(test)]
-use super::node::NO_WORD;
-use super::node::{Label, Node, Probe, Rest};
+use super::label::NO_WORD;
+use super::label::{Label, Probe};
 use super::words::{WordId, Words};
 
 /// The trie.

@@ -27,8 +27,8 @@
 use std::cmp::Ordering;
 
 use super::hint::prefetch;
-use super::kids::{Cursor, Loc};
-use super::node::{Node, Probe};
+use super::kids::{Cursor, Loc, Node};
+use super::label::Probe;
 use super::query::{Query, Step, Token};
 use super::tree::Tree;
 use super::words::Words;

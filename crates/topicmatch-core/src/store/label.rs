@@ -1,5 +1,5 @@
-//! One node of the trie: the word of the edge that leads to it (its [`Label`]), the run of
-//! words after that one ([`Rest`]), its children and, if a topic ends here, that topic's value.
+//! The word of the edge that leads to a node of the trie, as the node holds it: a [`Label`];
+//! and the forms of a word that searches and filters compare with labels ([`Probe`], [`Lit`]).
 //!
 //! A label keeps its word's first [`INLINE`] bytes beside the word's id, as a big-endian
 //! number: ordering two labels compares numbers (and lengths), and reads the interner only for
@@ -9,9 +9,6 @@
 
 use std::cmp::Ordering;
 
-use smallvec::SmallVec;
-
-use super::kids::Kids;
 use super::words::{WordId, Words};
 
 /// Bytes of a word held in its label.
@@ -19,9 +16,6 @@ pub(crate) const INLINE: usize = 8;
 
 /// The word of an inline label: none, the label spells it.
 pub(crate) const NO_WORD: WordId = WordId::MAX;
-
-/// The words of a node after its edge's word; a few inline.
-pub(crate) type Rest = SmallVec<[WordId; 4]>;
 
 /// A word as an edge holds it: its first [`INLINE`] bytes, its length and its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,33 +204,6 @@ impl Lit {
     /// Whether no stored topic has this word: not interned, and too long to be inline.
     pub(crate) fn is_absent(&self) -> bool {
         self.word.is_none() && self.len as usize > INLINE
-    }
-}
-
-/// One node.
-#[derive(Debug)]
-pub(crate) struct Node<V> {
-    pub(crate) label: Label,
-    pub(crate) rest: Rest,
-    pub(crate) kids: Kids<V>,
-    pub(crate) value: Option<V>,
-}
-
-impl<V> Node<V> {
-    /// A node with no children.
-    pub(crate) fn leaf(label: Label, rest: Rest, value: Option<V>) -> Self {
-        Node {
-            label,
-            rest,
-            kids: Kids::None,
-            value,
-        }
-    }
-}
-
-impl<V> Default for Node<V> {
-    fn default() -> Self {
-        Node::leaf(Label::ROOT, Rest::new(), None)
     }
 }
 
