@@ -6,11 +6,26 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use topicmatch_core::topic::split_words;
-use topicmatch_core::{Dialect, Limits, Pattern, TopicStore};
+use topicmatch_core::{Dialect, Limits, Pattern, StoreLimits, TopicStore};
 
 /// Words topics and filters are made of: empty words, `$` first levels, shared prefixes, a
-/// byte below the separator (`-`) and wildcard characters inside words.
-const WORDS: [&str; 8] = ["a", "b", "", "$s", "ab", "a-b", "x*", "#y"];
+/// byte below the separator (`-`), wildcard characters inside words, and words about eight
+/// bytes long (the store spells words up to eight bytes in its nodes and interns longer ones)
+/// sharing their first eight bytes.
+const WORDS: [&str; 12] = [
+    "a",
+    "b",
+    "",
+    "$s",
+    "ab",
+    "a-b",
+    "x*",
+    "#y",
+    "abcdefgh",
+    "abcdefghi",
+    "abcdefgh-z",
+    "$abcdefghi",
+];
 
 fn text(dialect: Dialect, words: &[String]) -> String {
     words.join(&char::from(dialect.separator()).to_string())
@@ -141,6 +156,52 @@ fn check(
         prop_assert_eq!(got, scan(dialect, &model, filter));
     }
     Ok(())
+}
+
+/// Every (topic, value) of `store`, in order.
+fn contents(store: &TopicStore<usize>) -> Vec<(String, usize)> {
+    let mut all = Vec::new();
+    store.read().for_each(|t, v| all.push((t.to_owned(), *v)));
+    all
+}
+
+proptest! {
+    /// `insert_many` stores what the same inserts one by one store (a topic given twice keeps
+    /// its last value); a batch that the inserts one by one would fail on (an invalid topic,
+    /// a new topic past `max_topics`) is refused whole and changes nothing.
+    #[test]
+    fn insert_many_equals_inserts_in_order(
+        before in prop::collection::vec(topic_words(), 0..10),
+        batch in prop::collection::vec(topic_words(), 0..40),
+        cap in 0usize..40,
+    ) {
+        for dialect in [Dialect::Mqtt, Dialect::Amqp, Dialect::Nats] {
+            let limits = StoreLimits { max_topics: cap, ..StoreLimits::for_dialect(dialect) };
+            let (one, many) = (TopicStore::with_limits(dialect, limits), TopicStore::with_limits(dialect, limits));
+            for (i, words) in before.iter().enumerate() {
+                let topic = text(dialect, words);
+                prop_assert_eq!(one.insert(&topic, i).is_ok(), many.insert(&topic, i).is_ok());
+            }
+            let items: Vec<(String, usize)> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, words)| (text(dialect, words), 100 + i))
+                .collect();
+            let mut fails = false;
+            for (topic, value) in &items {
+                fails |= one.insert(topic, *value).is_err();
+            }
+            let was = contents(&many);
+            let done = many.insert_many(items.iter().map(|(t, v)| (t.as_str(), *v)));
+            prop_assert_eq!(done.is_err(), fails, "{} {:?}", dialect, items);
+            if fails {
+                prop_assert_eq!(contents(&many), was);
+            } else {
+                prop_assert_eq!(contents(&many), contents(&one));
+                prop_assert_eq!(many.len(), one.len());
+            }
+        }
+    }
 }
 
 proptest! {

@@ -218,8 +218,8 @@ impl PyTopicStore {
         })
     }
 
-    /// Rebuilds the trie in the order queries read it (see the module docs): big stores grown
-    /// by inserts in random order answer big queries faster after it.
+    /// Gives back spare memory: the room left in the trie's vectors, and the slots of words
+    /// freed by removals. Queries need no upkeep (each level is stored in walk order).
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
         let store = &self.store;
         gil::detach(py, || store.compact())

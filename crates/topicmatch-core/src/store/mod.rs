@@ -44,22 +44,27 @@
 //!
 //! # Structure
 //!
-//! A trie of words ([`tree`]): a node per distinct topic prefix, so shared prefixes are stored
-//! once, and words interned ([`words`]) so each distinct word's text is stored once and edges
-//! hold `u32` ids. A node's children ([`kids`]) are sorted by their words' bytes: inline up to
-//! one, a sorted vector up to 32, sorted blocks plus a hash index past that. A filter
-//! ([`query`]) is answered by one depth-first walk ([`walk`]): a literal word follows one
-//! edge, `+`/`*` visits the children of the nodes reached, a last `#`/`>` takes the subtree
-//! whole. Removing a topic prunes the nodes it alone used and frees words no edge uses; the
-//! arena compacts once more than half of it is free.
-//!
+//! A radix trie of words ([`tree`]): a node per branching topic prefix, a chain without
+//! branches being one node, so shared prefixes are stored once. A node's children ([`kids`])
+//! are the child nodes themselves, sorted by their words' bytes, in one vector up to 32 and
+//! in blocks of at most 32 past that, so the nodes of one level lie side by side in memory in
+//! walk order however the topics were inserted. Each node carries its word's first eight
+//! bytes ([`label`]): words up to eight bytes are spelled there and never looked up; longer
+//! words, and the words of a chain after its first, are interned ([`words`]) so each distinct
+//! text is stored once. A filter ([`query`]) is answered by one depth-first walk ([`walk`]):
+//! a literal word follows one edge, `+`/`*` visits the children of the nodes reached, a last
+//! `#`/`>` takes the subtree whole, and the topic text is rebuilt in one buffer as the walk
+//! descends (each result costs the words that differ from the previous one's). Removing a
+//! topic prunes the nodes it alone used, frees words no node uses, and gives back vectors'
+//! spare room.
+
 //! # Concurrency
 //!
 //! All methods take `&self`; the trie sits behind one reader-writer lock (`parking_lot`,
 //! task-fair: a waiting writer is not starved by a stream of readers). Queries, lookups and
 //! counts hold it shared and run in parallel with each other; inserts and removals hold it
-//! exclusively for one trie update (O(topic words), plus the rare compaction), validation and
-//! parsing done before. Every call is atomic: a query sees the store as it was at one
+//! exclusively for one trie update (O(topic words), plus a rare renumbering of the interned
+//! words after many removals), validation and parsing done before. Every call is atomic: a query sees the store as it was at one
 //! instant, between writes. [`Reader::page`] bounds how long a huge result holds the lock: a
 //! caller that reads a result page by page sees each page at one instant, and a topic stored
 //! for the whole of its reading is returned exactly once, in order; a topic inserted or
@@ -68,7 +73,9 @@
 //! whose drop does work (a Python object) never runs it under the lock.
 
 mod found;
+mod hint;
 mod kids;
+mod label;
 mod query;
 mod tree;
 mod walk;
@@ -79,13 +86,26 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
 use crate::pattern::Pattern;
-use crate::topic::{parse_topic, split_words, Words};
+use crate::topic::{check_topic, parse_topic, split_words, Words};
 
 pub use found::Found;
 
+use hint::prefetch;
 use query::Query;
 use tree::Tree;
 use walk::{Target, Walk};
+
+/// How many topics ahead a bulk insert asks for a topic's text and value.
+const INSERT_AHEAD: usize = 8;
+
+/// The first sixteen bytes of `text`, zero-padded, as a number that orders as they do: the key
+/// that groups a bulk insert's topics by where they go in the trie.
+fn head16(text: &str) -> u128 {
+    let mut head = [0u8; 16];
+    let n = text.len().min(16);
+    head[..n].copy_from_slice(&text.as_bytes()[..n]);
+    u128::from_be_bytes(head)
+}
 
 /// The limits of one store: a topic's size and depth (topics and filters alike) and how many
 /// topics it holds. Exceeding one is a [`Error::LimitExceeded`].
@@ -209,6 +229,66 @@ impl<V> TopicStore<V> {
         Ok(tree.insert(&words, value))
     }
 
+    /// Stores every `(topic, value)` of `items`, as [`insert`](Self::insert)s in their order
+    /// would (a topic given twice keeps its last value), under one write lock and faster for
+    /// many topics: they are inserted in the order of their first bytes, so that consecutive
+    /// inserts reach the same part of the trie while it is in cache. Every topic is
+    /// validated, and `max_topics` checked, before anything is stored: an error changes
+    /// nothing. The values replaced are dropped after the lock is released.
+    pub fn insert_many<S: AsRef<str>>(
+        &self,
+        items: impl IntoIterator<Item = (S, V)>,
+    ) -> Result<()> {
+        let (topics, values): (Vec<S>, Vec<V>) = items.into_iter().unzip();
+        let limits = self.limits.text();
+        // Each topic's text, its sixteen first bytes as the sort key, and its place in the
+        // batch (to take its value): sorted by key, a stable sort, so that a topic given
+        // twice keeps the order of its values.
+        let mut order: Vec<(u128, &str, usize)> = Vec::with_capacity(topics.len());
+        for (i, topic) in topics.iter().enumerate() {
+            let topic = topic.as_ref();
+            check_topic(self.dialect, &limits, topic)?;
+            order.push((head16(topic), topic, i));
+        }
+        order.sort_by_key(|&(key, _, _)| key);
+        let mut values: Vec<Option<V>> = values.into_iter().map(Some).collect();
+        let mut replaced = Vec::new();
+        let mut tree = self.tree.write();
+        if tree.len().saturating_add(order.len()) > self.limits.max_topics {
+            let after = tree.len() + self.fresh_topics(&tree, &order);
+            if after > self.limits.max_topics {
+                drop(tree);
+                return Err(Error::limit(Limit::Topics, self.limits.max_topics, after));
+            }
+        }
+        for (n, &(_, topic, i)) in order.iter().enumerate() {
+            if let Some(&(_, soon, j)) = order.get(n + INSERT_AHEAD) {
+                // In this order the texts and values are no longer where the batch put them
+                // side by side: ask for them early.
+                prefetch(soon.as_ptr());
+                prefetch(std::ptr::from_ref(&values[j]).cast());
+            }
+            let value = values[i].take().expect("each value is taken once");
+            let words: Words = split_words(self.dialect, topic).collect();
+            replaced.extend(tree.insert(&words, value));
+        }
+        drop(tree);
+        drop(replaced);
+        Ok(())
+    }
+
+    /// How many distinct topics of `order` are not stored.
+    fn fresh_topics(&self, tree: &Tree<V>, order: &[(u128, &str, usize)]) -> usize {
+        let mut fresh = rustc_hash::FxHashSet::default();
+        for &(_, topic, _) in order {
+            let words: Words = split_words(self.dialect, topic).collect();
+            if tree.get(&words).is_none() {
+                fresh.insert(topic);
+            }
+        }
+        fresh.len()
+    }
+
     /// Removes `topic`; returns its value, `None` if it was not stored.
     pub fn remove(&self, topic: &str) -> Result<Option<V>> {
         let words = self.topic(topic)?;
@@ -241,10 +321,10 @@ impl<V> TopicStore<V> {
         drop(old);
     }
 
-    /// Rebuilds the trie in the order walks read it and without free slots (removals do this
-    /// by themselves once half the arena is free). Stores grown by inserts in random order
-    /// answer big queries faster after it: siblings become neighbours in memory. O(topics),
-    /// under the write lock.
+    /// Gives back the spare room of every vector of the trie, and renumbers the interned
+    /// words if most of their slots are free (removals do both by themselves, in part). The
+    /// order of the nodes in memory needs no upkeep: each level is stored in walk order.
+    /// O(topics), under the write lock.
     pub fn compact(&self) {
         self.tree.write().compact();
     }

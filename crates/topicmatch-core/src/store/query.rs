@@ -1,26 +1,45 @@
-//! A filter compiled against one state of the trie: its literal words resolved to word ids
-//! (a literal no stored topic uses matches nothing), plus the dialect's rules the walk needs.
+//! A filter compiled against one state of the trie: its literal words resolved to what labels
+//! and runs hold ([`Lit`]: the first bytes, the length, the interned id if any), plus the
+//! dialect's rules the walk needs.
 
 use crate::dialect::Dialect;
 use crate::pattern::{Pattern, Word};
 
+use super::label::{Label, Lit};
 use super::words::{WordId, Words};
 
 /// One word of a compiled filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// A literal word: its id, or `None` if no stored topic has it.
-    Word(Option<WordId>),
+pub(crate) enum Step<'p> {
+    /// A literal word, with its text.
+    Word(Lit, &'p str),
     /// `*` / `+`: exactly one word.
     One,
     /// `#` / `>`: see [`Query::nats`] for how many words.
     Multi,
 }
 
+/// A word of the trie, as a filter step reads it: a label, or a word of a run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Token {
+    Label(Label),
+    Word(WordId),
+}
+
+impl Token {
+    #[inline]
+    fn is(self, lit: &Lit) -> bool {
+        match self {
+            Token::Label(label) => label.is(lit),
+            Token::Word(word) => lit.word == Some(word),
+        }
+    }
+}
+
 /// A compiled filter.
 #[derive(Debug)]
-pub(crate) struct Query {
-    pub(crate) steps: Vec<Step>,
+pub(crate) struct Query<'p> {
+    pub(crate) steps: Vec<Step<'p>>,
     /// NATS `>` takes one or more words and no `#` takes zero; otherwise (AMQP, MQTT) `#` takes
     /// zero or more.
     pub(crate) nats: bool,
@@ -31,13 +50,13 @@ pub(crate) struct Query {
     pub(crate) trailing: Option<u32>,
 }
 
-impl Query {
-    pub(crate) fn new(pattern: &Pattern, words: &Words) -> Self {
-        let steps: Vec<Step> = pattern
+impl<'p> Query<'p> {
+    pub(crate) fn new(pattern: &'p Pattern, words: &Words) -> Self {
+        let steps: Vec<Step<'p>> = pattern
             .words()
             .iter()
             .map(|w| match w {
-                Word::Literal(text) => Step::Word(words.lookup(text)),
+                Word::Literal(text) => Step::Word(Lit::new(words, text), text),
                 Word::One => Step::One,
                 Word::Multi => Step::Multi,
             })
@@ -77,17 +96,13 @@ impl Query {
     /// Appends to `buf` the states reached by one word `word` from the sorted states
     /// `buf[start..end]` (the end of `buf`), with their closure, sorted and without duplicates.
     #[inline]
-    pub(crate) fn step_into(&self, buf: &mut Vec<u32>, start: usize, end: usize, word: WordId) {
+    pub(crate) fn step_into(&self, buf: &mut Vec<u32>, start: usize, end: usize, word: Token) {
         debug_assert_eq!(buf.len(), end);
         for i in start..end {
             let s = buf[i];
             match self.steps.get(s as usize) {
-                None | Some(Step::Word(None)) => {}
-                Some(Step::Word(Some(w))) => {
-                    if *w == word {
-                        self.close_from(end, s + 1, buf);
-                    }
-                }
+                Some(Step::Word(lit, _)) if word.is(lit) => self.close_from(end, s + 1, buf),
+                None | Some(Step::Word(..)) => {}
                 Some(Step::One) => self.close_from(end, s + 1, buf),
                 Some(Step::Multi) => {
                     // `#`/`>` takes this word and may take more.

@@ -14,6 +14,11 @@
 //! its state set has at most one state per filter word: any number of AMQP `#` stays
 //! polynomial. The stack is a vector (no recursion), as deep as the deepest topic.
 //!
+//! The topic text is one buffer that follows the walk: entering a node truncates it to its
+//! parent's length and appends the node's words, so each topic returned costs the bytes of
+//! the words that differ from the previous one's, and no allocation. A node's children lie
+//! side by side in their blocks: visiting them reads memory in order.
+//!
 //! Order: pre-order with children in the order of their words' bytes, so topics come sorted
 //! by their word lists (a topic before those that extend it). A *bound* (the last topic a
 //! previous page returned) skips everything up to and including it, seeking to the first
@@ -21,27 +26,53 @@
 
 use std::cmp::Ordering;
 
-use super::kids::{NodeId, Pos};
-use super::query::{Query, Step};
-use super::tree::{Tree, ROOT};
+use super::hint::prefetch;
+use super::kids::{Cursor, Loc, Node};
+use super::label::Probe;
+use super::query::{Query, Step, Token};
+use super::tree::Tree;
+use super::words::Words;
 
-/// How many children ahead a walk asks the memory system for: nodes of a big store sit in
-/// the arena in insertion order, so siblings are scattered; asking early lets several misses
-/// overlap instead of taking one at a time.
-const PREFETCH_AHEAD: u32 = 6;
+/// How many children ahead a subtree walk asks the memory system for a child (and, half and a
+/// quarter as far ahead, for the text of a word too long to be inline in its label: the
+/// interner's slot, then the bytes), so that those misses overlap.
+const PREFETCH_AHEAD: usize = 8;
 
-/// Asks for the cache line at `address` without waiting for it.
+/// Asks for the memory of the children ahead before a walk gets there (blocks are separate
+/// allocations; a node may straddle two cache lines), without reading it yet; then, with
+/// `texts` (every child's text will be read), the text of a long word of a child asked for
+/// before.
 #[inline(always)]
-#[allow(clippy::inline_always)] // a single instruction
-fn prefetch(address: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults, whatever the address, and reads
-    // nothing the program sees; SSE, which it needs, is part of the x86-64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address.cast());
+#[allow(clippy::inline_always)] // once per child visited: a call would cost as much as its body
+fn look_ahead<V>(words: &Words, kids: &Cursor<'_, V>, texts: bool) {
+    if let Some(far) = kids.ahead(PREFETCH_AHEAD) {
+        let at: *const u8 = std::ptr::from_ref(far).cast();
+        prefetch(at);
+        prefetch(at.wrapping_add(std::mem::size_of::<Node<V>>() - 1));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
+    if !texts {
+        return;
+    }
+    if let Some(near) = kids.ahead(PREFETCH_AHEAD / 2) {
+        if !near.label.is_inline() {
+            prefetch(words.slot_address(near.label.word));
+        }
+    }
+    if let Some(next) = kids.ahead(PREFETCH_AHEAD / 4) {
+        if !next.label.is_inline() {
+            prefetch(words.text_address(next.label.word));
+        }
+    }
+}
+
+/// The topic text of the walk's buffer.
+#[inline]
+fn topic(text: &[u8]) -> &str {
+    debug_assert!(std::str::from_utf8(text).is_ok());
+    // SAFETY: the buffer only ever holds whole words (the bytes of a `&str`, or a label's
+    // inline bytes, which are a whole word's when the label is inline) joined by the ASCII
+    // separator, and is only cut back to a length it had between two words: valid UTF-8.
+    unsafe { std::str::from_utf8_unchecked(text) }
 }
 
 /// Where a node stands against the bound.
@@ -55,12 +86,13 @@ enum Bound {
     Exact,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Frame {
-    node: NodeId,
+/// A node whose children are being visited.
+struct Frame<'t, V> {
+    /// The children left to visit.
+    kids: Cursor<'t, V>,
+    /// Words and text bytes of the node's topic.
     depth: u32,
     text_len: u32,
-    pos: Pos,
     bound: Bound,
     /// `states[start..end]`: the node's states; unused for a subtree frame.
     start: u32,
@@ -71,21 +103,21 @@ struct Frame {
 /// What to visit: the matches of a query, or every stored topic.
 #[derive(Clone, Copy)]
 pub(crate) enum Target<'q> {
-    Query(&'q Query),
+    Query(&'q Query<'q>),
     All,
 }
 
 /// One walk over `tree`.
 pub(crate) struct Walk<'t, 'q, V> {
     tree: &'t Tree<V>,
-    query: Option<&'q Query>,
-    sep: char,
+    query: Option<&'q Query<'q>>,
+    sep: u8,
     /// Only what comes after these words (a topic returned before).
     after: Option<&'q [&'q str]>,
     /// Whether to build topic texts (not when counting).
     texts: bool,
-    text: String,
-    frames: Vec<Frame>,
+    text: Vec<u8>,
+    frames: Vec<Frame<'t, V>>,
     states: Vec<u32>,
 }
 
@@ -103,10 +135,10 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
                 Target::Query(q) => Some(q),
                 Target::All => None,
             },
-            sep: char::from(sep),
+            sep,
             after,
             texts,
-            text: String::new(),
+            text: Vec::new(),
             frames: Vec::new(),
             states: Vec::new(),
         }
@@ -120,26 +152,28 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
             Some([]) => Bound::Exact,
             Some(_) => Bound::Prefix(0),
         };
+        let root = &self.tree.root;
         let go_on = match self.query {
-            None => self.enter_subtree(ROOT, 0, bound, emit),
+            None => self.enter_subtree(root, 0, bound, emit),
             Some(q) => {
                 q.close_into(0, &mut self.states);
                 let end = self.states.len() as u32;
-                self.enter(ROOT, 0, bound, 0, end, emit)
+                self.enter(root, 0, bound, 0, end, emit)
             }
         };
         go_on && self.drain(emit)
     }
 
-    /// Where `child`'s word `text` puts it against the bound, from its parent's `bound`;
-    /// `None`: at or before the bound, skipped whole.
+    /// Where a child is against the bound, from its parent's `bound` and `order`, which
+    /// orders the child's word against a word of the bound; `None`: at or before the bound,
+    /// skipped whole.
     #[inline]
-    fn child_bound(&self, bound: Bound, text: &str) -> Option<Bound> {
+    fn child_bound(&self, bound: Bound, order: impl FnOnce(&str) -> Ordering) -> Option<Bound> {
         let Bound::Prefix(d) = bound else {
             return Some(Bound::Free);
         };
         let after = self.after.expect("a prefix bound has words");
-        match text.cmp(after[d as usize]) {
+        match order(after[d as usize]) {
             Ordering::Less => None,
             Ordering::Equal if d as usize + 1 == after.len() => Some(Bound::Exact),
             Ordering::Equal => Some(Bound::Prefix(d + 1)),
@@ -147,30 +181,23 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
         }
     }
 
-    /// The first child position to visit under `bound`.
+    /// [`child_bound`](Self::child_bound) for the word of `node`'s label.
     #[inline]
-    fn first_pos(&self, node: NodeId, bound: Bound) -> Pos {
-        match bound {
-            Bound::Prefix(d) => {
-                let after = self.after.expect("a prefix bound has words");
-                self.tree.nodes[node as usize]
-                    .kids
-                    .seek(&self.tree.words, after[d as usize])
-            }
-            Bound::Free | Bound::Exact => Pos::default(),
-        }
+    fn label_bound(&self, bound: Bound, node: &Node<V>) -> Option<Bound> {
+        let words = &self.tree.words;
+        self.child_bound(bound, |word| node.label.cmp(words, &Probe::new(word)))
     }
 
-    /// Extends the current topic text (`text_len` bytes long at the parent, `depth` words)
-    /// with `word`.
+    /// Cuts the topic text back to `text_len` bytes (`depth` words) and appends `node`'s
+    /// label's word.
     #[inline]
-    fn push_word(&mut self, text_len: u32, depth: u32, word: &str) {
+    fn push_label(&mut self, text_len: u32, depth: u32, node: &Node<V>) {
         if self.texts {
             self.text.truncate(text_len as usize);
             if depth > 0 {
                 self.text.push(self.sep);
             }
-            self.text.push_str(word);
+            node.label.push_to(&self.tree.words, &mut self.text);
         }
     }
 
@@ -178,12 +205,12 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
     #[inline]
     fn emit_node(
         &self,
-        node: NodeId,
+        node: &Node<V>,
         bound: Bound,
         emit: &mut impl FnMut(&str, &V) -> bool,
     ) -> bool {
-        match &self.tree.nodes[node as usize].value {
-            Some(v) if bound == Bound::Free => emit(&self.text, v),
+        match &node.value {
+            Some(v) if bound == Bound::Free => emit(topic(&self.text), v),
             _ => true,
         }
     }
@@ -191,7 +218,7 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
     /// Enters `node` matched whole: its value, then (through the stack) its descendants.
     fn enter_subtree(
         &mut self,
-        node: NodeId,
+        node: &'t Node<V>,
         depth: u32,
         bound: Bound,
         emit: &mut impl FnMut(&str, &V) -> bool,
@@ -203,24 +230,30 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
         true
     }
 
+    /// Pushes a frame to visit `node`'s children (from the first not at or before the bound).
     fn push_frame(
         &mut self,
-        node: NodeId,
+        node: &'t Node<V>,
         depth: u32,
         bound: Bound,
         start: u32,
         end: u32,
         subtree: bool,
     ) {
-        if self.tree.nodes[node as usize].kids.is_empty() {
+        if node.kids.is_empty() {
             return;
         }
-        let pos = self.first_pos(node, bound);
+        let loc = match bound {
+            Bound::Prefix(d) => {
+                let after = self.after.expect("a prefix bound has words");
+                node.kids.seek(&self.tree.words, after[d as usize])
+            }
+            Bound::Free | Bound::Exact => Loc::default(),
+        };
         self.frames.push(Frame {
-            node,
+            kids: node.kids.cursor(loc),
             depth,
             text_len: self.text.len() as u32,
-            pos,
             bound,
             start,
             end,
@@ -232,7 +265,12 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
     /// place; returns their new end (`start`: none left).
     #[inline]
     fn advance(&mut self, query: &Query, start: u32, end: u32, word: u32) -> u32 {
-        query.step_into(&mut self.states, start as usize, end as usize, word);
+        query.step_into(
+            &mut self.states,
+            start as usize,
+            end as usize,
+            Token::Word(word),
+        );
         let stepped = self.states.len() - end as usize;
         self.states.copy_within(end as usize.., start as usize);
         self.states.truncate(start as usize + stepped);
@@ -240,12 +278,17 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
     }
 
     /// Steps the states `states[start..end]` by the rest of `node`'s run (the words after its
-    /// edge's); returns their new end, or `None` if the run leaves the filter. Reads word ids
+    /// label's); returns their new end, or `None` if the run leaves the filter. Reads word ids
     /// only: a child the filter rejects costs no text.
     #[inline]
-    fn step_rest(&mut self, query: &Query, node: NodeId, start: u32, mut end: u32) -> Option<u32> {
-        let tree = self.tree;
-        for &word in &tree.nodes[node as usize].rest {
+    fn step_rest(
+        &mut self,
+        query: &Query,
+        node: &Node<V>,
+        start: u32,
+        mut end: u32,
+    ) -> Option<u32> {
+        for &word in &node.rest {
             end = self.advance(query, start, end, word);
             if end == start {
                 return None;
@@ -254,22 +297,24 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
         Some(end)
     }
 
-    /// Takes the words of `node`'s run after its edge's (the edge's word taken at `depth`):
-    /// the text and the bound. Returns the depth and bound at the node, or `None` if the run
-    /// is at or before the bound.
+    /// Takes the words of `node`'s run after its label's (the label's word taken, `depth`
+    /// words in all): the text and the bound. Returns the depth and bound at the node, or
+    /// `None` if the run is at or before the bound.
     #[inline]
     fn take_rest(
         &mut self,
-        node: NodeId,
+        node: &Node<V>,
         mut depth: u32,
         mut bound: Bound,
     ) -> Option<(u32, Bound)> {
-        let tree = self.tree;
-        for &word in &tree.nodes[node as usize].rest {
-            let text = tree.words.text(word);
-            bound = self.child_bound(bound, text)?;
-            let text_len = self.text.len() as u32;
-            self.push_word(text_len, depth, text);
+        let words = &self.tree.words;
+        for &word in &node.rest {
+            let text = words.text(word);
+            bound = self.child_bound(bound, |w| text.cmp(w))?;
+            if self.texts {
+                self.text.push(self.sep);
+                self.text.extend_from_slice(text.as_bytes());
+            }
             depth += 1;
         }
         Some((depth, bound))
@@ -279,7 +324,7 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
     /// lone literal words down directly, and pushes a frame for what is left to visit.
     fn enter(
         &mut self,
-        mut node: NodeId,
+        mut node: &'t Node<V>,
         mut depth: u32,
         mut bound: Bound,
         start: u32,
@@ -288,12 +333,18 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
     ) -> bool {
         let query = self.query.expect("a query walk");
         let accept = query.end();
+        let tree = self.tree;
         loop {
             let states = &self.states[start as usize..end as usize];
             let last = *states.last().expect("a node is entered with states");
             let trailing = query.trailing.is_some_and(|t| {
                 last == t || (last == accept && states.len() > 1 && states[states.len() - 2] == t)
             });
+            let lone = if states.len() == 1 {
+                Some(query.steps.get(last as usize).copied())
+            } else {
+                None
+            };
             if last == accept && !self.emit_node(node, bound, emit) {
                 return false;
             }
@@ -302,19 +353,12 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
                 self.push_frame(node, depth, bound, 0, 0, true);
                 return true;
             }
-            let lone = if states.len() == 1 {
-                query.steps.get(last as usize).copied()
-            } else {
-                None
-            };
             match lone {
                 // Only the accepting state, or a literal no stored topic has: nothing below.
-                None if states.len() == 1 => return true,
-                Some(Step::Word(None)) => return true,
-                Some(Step::Word(Some(word))) => {
-                    let tree = self.tree;
-                    let Some(child) = tree.nodes[node as usize].kids.find_id(&tree.words, word)
-                    else {
+                Some(None) => return true,
+                Some(Some(Step::Word(lit, _))) if lit.is_absent() => return true,
+                Some(Some(Step::Word(_, text))) => {
+                    let Some(child) = node.kids.find(&tree.words, &Probe::new(text)) else {
                         return true;
                     };
                     self.states.truncate(start as usize);
@@ -323,12 +367,11 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
                     let Some(e) = self.step_rest(query, child, start, stepped) else {
                         return true;
                     };
-                    let text = tree.words.text(word);
-                    let Some(child_bound) = self.child_bound(bound, text) else {
+                    let Some(child_bound) = self.child_bound(bound, |w| text.cmp(w)) else {
                         return true;
                     };
                     let text_len = self.text.len() as u32;
-                    self.push_word(text_len, depth, text);
+                    self.push_label(text_len, depth, child);
                     let Some((d, b)) = self.take_rest(child, depth + 1, child_bound) else {
                         return true;
                     };
@@ -342,78 +385,114 @@ impl<'t, 'q, V> Walk<'t, 'q, V> {
         }
     }
 
+    /// Visits the children left to the top frame, a subtree frame past the bound (the bulk of
+    /// a big answer: every topic below is returned), in one tight loop: until a child has
+    /// children of its own (its frame pushed) or none is left (the frame popped). Returns
+    /// `false` if `emit` asked to stop.
+    fn drain_subtree(&mut self, emit: &mut impl FnMut(&str, &V) -> bool) -> bool {
+        let words = &self.tree.words;
+        let top = self.frames.last_mut().expect("a frame to visit");
+        let (depth, text_len) = (top.depth, top.text_len);
+        let mut kids = std::mem::take(&mut top.kids);
+        let hide = depth == 0 && self.query.is_some_and(|q| q.hides_dollar);
+        while let Some(node) = kids.next() {
+            look_ahead(words, &kids, self.texts);
+            if hide && node.label.starts_with(b'$') {
+                continue;
+            }
+            if self.texts {
+                self.text.truncate(text_len as usize);
+                if depth > 0 {
+                    self.text.push(self.sep);
+                }
+                node.label.push_to(words, &mut self.text);
+                for &w in &node.rest {
+                    self.text.push(self.sep);
+                    self.text.extend_from_slice(words.bytes(w));
+                }
+            }
+            if let Some(v) = &node.value {
+                if !emit(topic(&self.text), v) {
+                    return false;
+                }
+            }
+            if !node.kids.is_empty() {
+                self.frames.last_mut().expect("this frame").kids = kids;
+                self.frames.push(Frame {
+                    kids: node.kids.cursor(Loc::default()),
+                    depth: depth + 1 + node.rest.len() as u32,
+                    text_len: self.text.len() as u32,
+                    bound: Bound::Free,
+                    start: 0,
+                    end: 0,
+                    subtree: true,
+                });
+                return true;
+            }
+        }
+        self.frames.pop();
+        true
+    }
+
     /// Visits what the frames on the stack have left, in order.
     fn drain(&mut self, emit: &mut impl FnMut(&str, &V) -> bool) -> bool {
         let tree = self.tree;
+        let words = &tree.words;
+        let hides_dollar = self.query.is_some_and(|q| q.hides_dollar);
         while let Some(top) = self.frames.last_mut() {
-            let kids = &tree.nodes[top.node as usize].kids;
-            let Some(edge) = kids.at(top.pos) else {
+            if top.subtree && top.bound == Bound::Free {
+                if !self.drain_subtree(emit) {
+                    return false;
+                }
+                continue;
+            }
+            let Some(node) = top.kids.next() else {
                 self.frames.pop();
                 continue;
             };
-            if let Some(soon) = kids.ahead(top.pos, PREFETCH_AHEAD) {
-                prefetch(std::ptr::from_ref(&tree.nodes[soon.node as usize]).cast());
-                if top.subtree {
-                    // Every child of a subtree is returned: its word's text will be read.
-                    prefetch(tree.words.slot_address(soon.word));
-                }
+            let (depth, text_len, bound) = (top.depth, top.text_len, top.bound);
+            let (start, end, subtree) = (top.start, top.end, top.subtree);
+            look_ahead(words, &top.kids, subtree && self.texts);
+            if depth == 0 && hides_dollar && node.label.starts_with(b'$') {
+                continue;
             }
-            if top.subtree {
-                if let Some(sooner) = kids.ahead(top.pos, PREFETCH_AHEAD / 2) {
-                    // Its slot was asked for earlier: now its text.
-                    prefetch(tree.words.text_address(sooner.word));
-                }
-            }
-            top.pos = kids.next(top.pos);
-            let top = *top;
-            if top.subtree {
-                let text = tree.words.text(edge.word);
-                let Some(bound) = self.child_bound(top.bound, text) else {
+            if subtree {
+                let Some(bound) = self.label_bound(bound, node) else {
                     continue;
                 };
-                if top.depth == 0
-                    && self.query.is_some_and(|q| q.hides_dollar)
-                    && text.starts_with('$')
-                {
-                    continue;
-                }
-                self.push_word(top.text_len, top.depth, text);
-                let Some((depth, bound)) = self.take_rest(edge.node, top.depth + 1, bound) else {
+                self.push_label(text_len, depth, node);
+                let Some((depth, bound)) = self.take_rest(node, depth + 1, bound) else {
                     continue;
                 };
-                if !self.enter_subtree(edge.node, depth, bound, emit) {
+                if !self.enter_subtree(node, depth, bound, emit) {
                     return false;
                 }
                 continue;
             }
             // The filter first, on word ids: most children of a `+` level fail it.
             let query = self.query.expect("a state frame belongs to a query walk");
-            self.states.truncate(top.end as usize);
+            self.states.truncate(end as usize);
             query.step_into(
                 &mut self.states,
-                top.start as usize,
-                top.end as usize,
-                edge.word,
+                start as usize,
+                end as usize,
+                Token::Label(node.label),
             );
             let stepped = self.states.len() as u32;
-            if stepped == top.end {
+            if stepped == end {
                 continue;
             }
-            let Some(end) = self.step_rest(query, edge.node, top.end, stepped) else {
+            let Some(new_end) = self.step_rest(query, node, end, stepped) else {
                 continue;
             };
-            let text = tree.words.text(edge.word);
-            let Some(bound) = self.child_bound(top.bound, text) else {
+            let Some(bound) = self.label_bound(bound, node) else {
                 continue;
             };
-            if top.depth == 0 && query.hides_dollar && text.starts_with('$') {
-                continue;
-            }
-            self.push_word(top.text_len, top.depth, text);
-            let Some((depth, bound)) = self.take_rest(edge.node, top.depth + 1, bound) else {
+            self.push_label(text_len, depth, node);
+            let Some((depth, bound)) = self.take_rest(node, depth + 1, bound) else {
                 continue;
             };
-            if !self.enter(edge.node, depth, bound, top.end, end, emit) {
+            if !self.enter(node, depth, bound, end, new_end, emit) {
                 return false;
             }
         }

@@ -37,6 +37,8 @@ pub(crate) struct Words {
     table: HashTable<WordId>,
     /// Ids of free slots, reused before the slot vector grows.
     free: Vec<WordId>,
+    /// Words freed since the last renumbering.
+    freed: usize,
 }
 
 fn hash(text: &str) -> u64 {
@@ -56,6 +58,13 @@ impl Words {
     #[inline]
     pub(crate) fn text(&self, id: WordId) -> &str {
         text_of(&self.texts, self.slots[id as usize])
+    }
+
+    /// The UTF-8 bytes of word `id` (no character boundary to check, as slicing a `str` does).
+    #[inline]
+    pub(crate) fn bytes(&self, id: WordId) -> &[u8] {
+        let slot = self.slots[id as usize];
+        &self.texts.as_bytes()[slot.start..slot.start + slot.len as usize]
     }
 
     /// Where word `id`'s slot is, for a prefetch.
@@ -130,6 +139,7 @@ impl Words {
             entry.remove();
         }
         self.free.push(id);
+        self.freed += 1;
         self.dead += freed.len as usize;
         if self.texts.len() >= REPACK_MIN && self.dead * 2 > self.texts.len() {
             self.repack();
@@ -156,13 +166,20 @@ impl Words {
         self.dead = 0;
     }
 
-    /// Renumbers the live words densely once more than half the slots are free (so the slots
-    /// of words long gone are given back); returns each old id's new id, or `None` if nothing
-    /// changed. The caller renames every use.
-    pub(crate) fn compact(&mut self) -> Option<Vec<WordId>> {
-        if self.slots.len() < REPACK_MIN / 8 || self.free.len() * 2 <= self.slots.len() {
-            return None;
-        }
+    /// Whether more than half the slots are free (and there are enough of them to matter):
+    /// [`renumber`](Self::renumber) would give memory back.
+    pub(crate) fn sparse(&self) -> bool {
+        self.slots.len() >= REPACK_MIN / 8 && self.free.len() * 2 > self.slots.len()
+    }
+
+    /// How many words were freed since the last renumbering.
+    pub(crate) fn freed(&self) -> usize {
+        self.freed
+    }
+
+    /// Renumbers the live words densely, so the slots of words long gone are given back;
+    /// returns each old id's new id. The caller renames every use.
+    pub(crate) fn renumber(&mut self) -> Vec<WordId> {
         let mut remap = vec![WordId::MAX; self.slots.len()];
         let mut words = Words::default();
         for (old, slot) in self.slots.iter().enumerate() {
@@ -173,7 +190,13 @@ impl Words {
             }
         }
         *self = words;
-        Some(remap)
+        remap
+    }
+
+    /// How many uses word `id` has (tests).
+    #[cfg(test)]
+    pub(crate) fn refs(&self, id: WordId) -> u32 {
+        self.slots[id as usize].refs
     }
 
     /// How many distinct words are live.
@@ -220,12 +243,15 @@ mod tests {
     fn sparse_slots_are_renumbered() {
         let mut words = Words::default();
         let ids: Vec<u32> = (0..2000).map(|i| words.acquire(&format!("w{i}"))).collect();
-        assert_eq!(words.compact(), None);
+        assert!(!words.sparse());
         words.acquire("w1999");
         for &id in &ids[..1500] {
             words.release(id);
         }
-        let remap = words.compact().expect("three quarters free");
+        assert!(words.sparse());
+        assert_eq!(words.freed(), 1500);
+        let remap = words.renumber();
+        assert_eq!(words.freed(), 0);
         assert_eq!(words.slots.len(), 500);
         for (i, &old) in ids.iter().enumerate().skip(1500) {
             let new = remap[old as usize];
