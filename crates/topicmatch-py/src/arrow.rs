@@ -95,12 +95,12 @@ enum Stop {
 }
 
 impl Lists {
-    fn new(rows: usize, collect_errors: bool) -> Self {
+    fn new(rows: usize, values: usize, collect_errors: bool) -> Self {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
         Lists {
             offsets,
-            values: Vec::with_capacity(rows * 2),
+            values: Vec::with_capacity(values),
             valid: BooleanBufferBuilder::new(rows),
             nulls: 0,
             errors: collect_errors.then(|| StringBuilder::with_capacity(rows, 0)),
@@ -233,7 +233,7 @@ pub fn lookup_arrow<'py>(
                 .validate_full()
                 .map_err(|e| Stop::Malformed(e.to_string()))?;
         }
-        let mut lists = Lists::new(rows, collect_errors);
+        let mut lists = Lists::new(rows, matcher.cost().ids_capacity(rows), collect_errors);
         let mut ids = Vec::new();
         let mut first_row = 0;
         for chunk in &chunks {
@@ -242,6 +242,7 @@ pub fn lookup_arrow<'py>(
             })?;
             first_row += chunk.len();
         }
+        matcher.cost().record_ids(lists.values.len(), rows);
         Ok(lists.finish())
     })?;
     drop(guard);

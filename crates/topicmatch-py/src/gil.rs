@@ -43,6 +43,9 @@ thread_local! {
 #[derive(Default)]
 pub struct Cost {
     per_topic: AtomicU64,
+    /// A running average of subscriber ids per topic in batches, in sixteenths: the room a
+    /// batch's result vector is given up front (so it is not copied as it grows).
+    ids_per_topic: AtomicU64,
 }
 
 impl Cost {
@@ -75,6 +78,29 @@ impl Cost {
         } else {
             guarded(|| Ok(run()))
         }
+    }
+
+    /// Room for the subscriber ids of a batch of `topics` topics: the average so far, with a
+    /// quarter more (at least 4 per topic).
+    pub fn ids_capacity(&self, topics: usize) -> usize {
+        let sixteenths = self.ids_per_topic.load(Ordering::Relaxed).max(64);
+        let per_topic = usize::try_from(sixteenths.saturating_mul(5) / 64).unwrap_or(usize::MAX);
+        topics.saturating_mul(per_topic)
+    }
+
+    /// Folds a batch's `ids` subscriber ids over `topics` topics into the average.
+    pub fn record_ids(&self, ids: usize, topics: usize) {
+        if topics == 0 {
+            return;
+        }
+        let sample = (ids as u64).saturating_mul(16) / topics as u64;
+        let old = self.ids_per_topic.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            sample
+        } else {
+            old - old / 4 + sample / 4
+        };
+        self.ids_per_topic.store(new, Ordering::Relaxed);
     }
 
     /// Folds one timed call into the average (a quarter weight: it follows a change of the

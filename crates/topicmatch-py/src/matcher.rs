@@ -324,7 +324,7 @@ impl PyMatcher {
         let (ids, ends) = self
             .cost
             .run(py, strs.len(), || {
-                let mut ids = Vec::with_capacity(strs.len() * 4);
+                let mut ids = Vec::with_capacity(self.cost.ids_capacity(strs.len()));
                 let mut ends = Vec::with_capacity(strs.len());
                 match &fields {
                     None => engine.lookup_batch_into(&strs, &mut ids, &mut ends)?,
@@ -338,6 +338,7 @@ impl PyMatcher {
                 Ok((ids, ends))
             })?
             .map_err(errors::to_py)?;
+        self.cost.record_ids(ids.len(), ends.len());
         gil::guarded(|| rows::lists(py, &self.table, &guard, &ids, &ends))
     }
 
