@@ -6,70 +6,16 @@
 //! registry, as the Python `Matcher` holds). `floor` is a hash map from pattern text to
 //! subscriber ids: the least any index of these subscriptions can hold.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use rustc_hash::FxHashMap;
+use topicmatch_benches::alloc::{self, Counting};
 use topicmatch_benches::{ftm, large, seed5, sized, Workload};
 use topicmatch_core::Algorithm;
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-#[allow(clippy::cast_possible_wrap)]
-fn add(bytes: usize) {
-    LIVE.fetch_add(bytes as isize, Ordering::Relaxed);
-}
-
-#[allow(clippy::cast_possible_wrap)]
-fn sub(bytes: usize) {
-    LIVE.fetch_sub(bytes as isize, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so it
-// keeps `System`'s guarantees; the counter only observes sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `alloc`'s contract, which we pass on unchanged.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            add(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            add(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from this allocator (hence from `System`) with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        sub(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` came from `System` with `layout`; the caller upholds the rest.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            sub(layout.size());
-            add(new_size);
-        }
-        new
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
 fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+    alloc::live()
 }
 
 /// Bytes per subscription that `build` leaves allocated while its result is alive.

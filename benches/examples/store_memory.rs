@@ -7,74 +7,20 @@
 //! cargo run --release -p topicmatch-benches --example store_memory [-- topics]
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use rustc_hash::FxHashMap;
+use topicmatch_benches::alloc::{self, Counting};
 use topicmatch_benches::stored_topics;
 use topicmatch_core::{Dialect, TopicStore};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-#[allow(clippy::cast_possible_wrap)]
-fn add(bytes: usize) {
-    LIVE.fetch_add(bytes as isize, Ordering::Relaxed);
-}
-
-#[allow(clippy::cast_possible_wrap)]
-fn sub(bytes: usize) {
-    LIVE.fetch_sub(bytes as isize, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so it
-// keeps `System`'s guarantees; the counter only observes sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `alloc`'s contract, which we pass on unchanged.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            add(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            add(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from this allocator (hence from `System`) with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        sub(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` came from `System` with `layout`; the caller upholds the rest.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            sub(layout.size());
-            add(new_size);
-        }
-        new
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
 /// Bytes `build` leaves allocated while its result lives, and the result.
 fn held<T>(build: impl FnOnce() -> T) -> (f64, T) {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = alloc::live();
     let value = build();
     #[allow(clippy::cast_precision_loss)]
-    let bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+    let bytes = (alloc::live() - before) as f64;
     (bytes, value)
 }
 

@@ -5,6 +5,7 @@
 //! [`test_mode`] shrinks the large ones when the benches run as tests (`cargo test --benches`),
 //! which builds without optimisation.
 
+pub mod alloc;
 pub mod floor;
 pub mod rng;
 pub mod rows;
