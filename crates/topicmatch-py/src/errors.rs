@@ -96,21 +96,17 @@ fn raise(cell: &PyOnceLock<Py<PyType>>, message: String) -> PyErr {
 /// Maps a core error to its exception.
 #[allow(clippy::needless_pass_by_value)] // Taken by value to serve as `map_err(to_py)`.
 pub fn to_py(err: Error) -> PyErr {
-    let message = err.to_string();
-    match err {
-        Error::InvalidPattern { .. } | Error::InvalidCriteria(_) => {
-            raise(&INVALID_PATTERN, message)
-        }
-        Error::InvalidTopic { .. } => raise(&INVALID_TOPIC, message),
-        Error::LimitExceeded { .. } => raise(&LIMIT_EXCEEDED, message),
-        Error::InvalidArgument(_) => PyValueError::new_err(message),
-    }
+    with_message(&err, err.to_string())
 }
 
 /// [`to_py`] with `context` before the message (`"{context}: {message}"`).
 #[allow(clippy::needless_pass_by_value)] // As `to_py`.
 pub fn to_py_context(err: Error, context: &str) -> PyErr {
-    let message = format!("{context}: {err}");
+    with_message(&err, format!("{context}: {err}"))
+}
+
+/// `err`'s exception class with `message`.
+fn with_message(err: &Error, message: String) -> PyErr {
     match err {
         Error::InvalidPattern { .. } | Error::InvalidCriteria(_) => {
             raise(&INVALID_PATTERN, message)
