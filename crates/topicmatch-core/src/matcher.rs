@@ -234,3 +234,66 @@ where
         map.shrink_to(map.len() * 2);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{dedup_tail, SubscriberId, STAMPED_IDS};
+    use proptest::prelude::*;
+
+    /// What `dedup_tail` must leave: the prefix untouched, then each id's first occurrence in
+    /// order, or sorted and distinct when an id is too large to stamp.
+    fn expected(ids: &[SubscriberId], start: usize) -> Vec<SubscriberId> {
+        let mut out = ids[..start].to_vec();
+        let tail = &ids[start..];
+        if tail.len() > 16 && tail.iter().any(|&id| id >= STAMPED_IDS) {
+            let mut sorted = tail.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            out.extend(sorted);
+        } else {
+            for &id in tail {
+                if !out[start..].contains(&id) {
+                    out.push(id);
+                }
+            }
+        }
+        out
+    }
+
+    fn ids() -> impl Strategy<Value = SubscriberId> {
+        prop_oneof![
+            8 => 0..64u64,
+            1 => 0..STAMPED_IDS,
+            1 => STAMPED_IDS..STAMPED_IDS + 4,
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn keeps_each_first_occurrence(
+            ids in proptest::collection::vec(ids(), 0..200),
+            start in 0usize..8,
+        ) {
+            let start = start.min(ids.len());
+            let mut out = ids.clone();
+            dedup_tail(&mut out, start);
+            prop_assert_eq!(&out, &expected(&ids, start));
+            // Again on the same thread: the stamps of the call before must not leak into it.
+            let mut again = ids.clone();
+            dedup_tail(&mut again, start);
+            prop_assert_eq!(again, out);
+        }
+    }
+
+    #[test]
+    fn repeats_only() {
+        let mut out = vec![5; 100];
+        dedup_tail(&mut out, 0);
+        assert_eq!(out, vec![5]);
+        // The prefix is not part of the tail: its ids are kept again in the tail.
+        let mut out: Vec<SubscriberId> = (0..40).chain(0..40).collect();
+        dedup_tail(&mut out, 3);
+        let want: Vec<SubscriberId> = (0..40).chain(0..3).collect();
+        assert_eq!(out, want);
+    }
+}
