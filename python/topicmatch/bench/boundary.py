@@ -3,7 +3,8 @@
 - thread scaling of ``lookup``, ``lookup_many`` and ``lookup_arrow`` on ftm (``scaling``);
 - one thread of ``lookup_arrow`` against the core's own loop (the ``passes`` example, when
   its binary is built: ``cargo build --release -p topicmatch-benches --example passes``);
-- the cost of one delivered subscriber on the high fan-out workloads (``fanout``), and
+- the cost of one delivered subscriber on the high fan-out workloads (``fanout``), beside
+  the floor under any call returning a list per topic (CPython copying the same rows), and
   ``lookup_many`` against paho-mqtt's ``MQTTMatcher`` plus a set union there;
 - ftm against paho-mqtt, per call (``lookup``) and per batch (``lookup_many``).
 
@@ -117,12 +118,30 @@ def fanout_figures(algorithm: str, repeats: int) -> list[Record]:
                 ours = best_of(repeats, lambda: m.lookup_many(topics))
                 records.append(Record(algorithm, f"fanout-{shape}", "lookup_many/paho", paho / ours,
                                       "x", note="paho-mqtt MQTTMatcher + set union, same answer"))
+                # The floor under any call that returns a list per topic: CPython copying
+                # the same rows (a new list, an increment and a store per subscriber, and
+                # freeing it), with no matching at all.
+                rows = m.lookup_many(w.topics)
+                floor = best_of(repeats, lambda: [row.copy() for row in rows])
+                records.append(Record(algorithm, f"fanout-{shape}", "list.copy floor",
+                                      floor / delivered * 1e9, "ns",
+                                      note="per subscriber: CPython copying the same rows"))
+                records.append(Record(algorithm, f"fanout-{shape}", "lookup_many/floor",
+                                      runs[subscribers][0] / floor, "x",
+                                      note="whole lookup_many against copying its rows"))
+                few_rows = rows[: len(topics)]
+                floor_paho = best_of(repeats, lambda: [row.copy() for row in few_rows])
+                records.append(Record(algorithm, f"fanout-{shape}", "paho/floor", paho / floor_paho,
+                                      "x", note="the most any list-returning call can be "
+                                      "above paho here"))
         (t_many, n_many), (t_few, n_few) = runs["distinct"], runs["few"]
         per = (t_many - t_few) / (n_many - n_few) * 1e9
         topics_n = len(fanout.workload(shape).topics)
         records.append(Record(algorithm, f"fanout-{shape}", "ns per delivered subscriber", per,
                               "ns", note=f"{n_many / topics_n:.0f} vs {n_few / topics_n:.0f} "
                               "subscribers per topic"))
+        records.append(Record(algorithm, f"fanout-{shape}", "ns per delivered, whole call",
+                              t_many / n_many * 1e9, "ns", note="matching included"))
         records.append(Record(algorithm, f"fanout-{shape}", "lookup_many delivered/s",
                               n_many / t_many, "subs/s"))
     return records
