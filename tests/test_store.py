@@ -139,6 +139,44 @@ def test_pickle_round_trip() -> None:
     assert "new" not in store
 
 
+def test_update_stores_a_batch() -> None:
+    store = tm.TopicStore("mqtt")
+    store["a/b"] = 0
+    store.update({"a/b": 1, "a/c": 2})
+    store.update([("x/y", 3), ("x/y", 4), ("z", 5)])  # a topic given twice keeps its last value
+    store.update(iter([("w", 6)]))
+    store.update([])
+    assert dict(store.items()) == {"a/b": 1, "a/c": 2, "x/y": 4, "z": 5, "w": 6}
+    assert store.match("a/+") == [("a/b", 1), ("a/c", 2)]
+
+
+@pytest.mark.parametrize(
+    ("items", "error"),
+    [([("ok/2", 1), ("a/+", 2)], tm.InvalidTopic),
+     ({"ok/2": 1, "": 2}, tm.InvalidTopic),
+     ([("ok/2", 1), (3, 2)], TypeError),
+     ([("ok/2", 1), "ab"], TypeError),
+     ([("ok/2", 1, 2)], TypeError),
+     ("ab", TypeError),
+     (3, TypeError)],
+)
+def test_update_refuses_the_whole_batch(items: Any, error: type[Exception]) -> None:
+    store = store_of("mqtt", ["ok"])
+    with pytest.raises(error):
+        store.update(items)
+    assert list(store.items()) == [("ok", 0)]
+
+
+def test_update_past_max_topics_stores_nothing() -> None:
+    store = tm.TopicStore("amqp", max_topics=3)
+    store["a"] = 0
+    with pytest.raises(tm.LimitExceeded, match="max_topics is 3"):
+        store.update([("b", 1), ("c", 2), ("d", 3)])
+    assert dict(store.items()) == {"a": 0}
+    store.update([("a", 9), ("b", 1), ("b", 2), ("c", 3)])  # replacements are no new topics
+    assert dict(store.items()) == {"a": 9, "b": 2, "c": 3}
+
+
 # --- errors ------------------------------------------------------------------------------
 
 
@@ -390,6 +428,9 @@ def test_store_equals_the_scan(case: tuple[str, list[str], list[str], list[str],
             assert store.pop(topic) == model.pop(topic)
     assert len(store) == len(model)
     assert list(store.items()) == sorted(model.items(), key=lambda tv: word_order(dialect, tv[0]))
+    bulk = tm.TopicStore(dialect)
+    bulk.update(model)
+    assert list(bulk.items()) == list(store.items())
     valid = []
     for pattern in filters:
         try:

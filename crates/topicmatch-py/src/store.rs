@@ -133,6 +133,15 @@ impl PyTopicStore {
         Ok(())
     }
 
+    /// Stores every `(topic, value)` pair of `items` (a mapping, or an iterable of pairs) in
+    /// one batch, faster than one `store[topic] = value` each: every topic is checked first,
+    /// so an invalid one, or going past `max_topics`, raises and stores nothing. A topic given
+    /// twice keeps its last value.
+    fn update(&self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        let pairs = pairs_of(items, self.store.dialect())?;
+        gil::guarded(|| self.store.insert_many(pairs).map_err(errors::to_py))
+    }
+
     fn __getitem__<'py>(&self, topic: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = topic.py();
         let text = convert::topic_str(topic, self.store.dialect())?;
@@ -354,18 +363,35 @@ pub fn restore_topic_store(
         max_topics: limits.2.unwrap_or(usize::MAX),
     };
     let store = TopicStore::with_limits(dialect, limits);
-    for item in items.try_iter()? {
-        let (topic, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
-        let topic = convert::topic_str(&topic, dialect)?;
-        gil::guarded(|| {
-            store
-                .insert(topic, Arc::new(value.unbind()))
-                .map_err(errors::to_py)
-        })?;
-    }
+    let pairs = pairs_of(items, dialect)?;
+    gil::guarded(|| store.insert_many(pairs).map_err(errors::to_py))?;
     Ok(PyTopicStore {
         store: Arc::new(store),
     })
+}
+
+/// The `(topic, value)` pairs of a mapping or of an iterable of pairs, each topic a `str`
+/// (else `TypeError`); the topics' rules are the store's to check.
+fn pairs_of(items: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<Vec<(String, Value)>> {
+    let items = if items.is_instance_of::<PyDict>() || items.hasattr("keys")? {
+        items.call_method0("items")?
+    } else {
+        items.clone()
+    };
+    let mut pairs = Vec::with_capacity(items.len().unwrap_or(0));
+    for item in items.try_iter()? {
+        let item = item?;
+        let (topic, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+            item.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected a (topic, value) pair, not {}",
+                    convert::type_name(&item)
+                ))
+            })?;
+        let topic = convert::topic_str(&topic, dialect)?.to_owned();
+        pairs.push((topic, Arc::new(value.unbind())));
+    }
+    Ok(pairs)
 }
 
 /// Where an iterator stands: the page read last and how far into it.
