@@ -78,6 +78,11 @@ fn fill(
     slots: &[AtomicPtr<ffi::PyObject>],
     ids: &[SubscriberId],
 ) -> usize {
+    // The list's item array, read once: the stores below are to it, and the increments to
+    // other objects, so nothing can move it (what `PyList_SET_ITEM` would read again for
+    // each item, as an increment might have changed the list).
+    // SAFETY: `list` is a new list (every caller's `new_list`), not shared yet.
+    let items = unsafe { (*list.cast::<ffi::PyListObject>()).ob_item };
     let mut filled = 0;
     for &id in ids {
         let object = slots
@@ -88,11 +93,11 @@ fn fill(
         }
         // SAFETY: the GIL is held (every caller holds a `Python` token), the object is alive
         // (it was in the table while the caller's guard was pinned, see the module docs), and
-        // slot `filled` of the new list is in range and empty; the store steals the reference
-        // the increment made.
+        // slot `filled` of the new list is in range (`filled < ids.len()`) and empty; the
+        // store takes over the reference the increment made.
         unsafe {
             ffi::Py_INCREF(object);
-            ffi::PyList_SET_ITEM(list, ssize(filled), object);
+            items.add(filled).write(object);
         }
         filled += 1;
     }
