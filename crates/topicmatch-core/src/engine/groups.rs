@@ -156,8 +156,13 @@ struct Group {
 impl Group {
     /// The version lookups read.
     fn view(&self) -> View {
+        let members: Box<[SubscriberId]> = self.members.iter().map(|(s, _)| *s).collect();
         View {
-            members: self.members.iter().map(|(s, _)| *s).collect(),
+            only: match *members {
+                [only] => Some(only),
+                _ => None,
+            },
+            members,
             turn: Arc::clone(&self.turn),
         }
     }
@@ -449,6 +454,11 @@ impl GroupTable {
     }
 
     fn pick(&self, group: &View, topic: &str) -> SubscriberId {
+        // A group of one has no choice to make: no turn is taken (a shared counter's cache
+        // line), no number drawn, no topic hashed, and its members are not read.
+        if let Some(only) = group.only {
+            return only;
+        }
         let n = group.members.len();
         let at = match self.policy {
             GroupPolicy::RoundRobin => group.turn.fetch_add(1, Ordering::Relaxed) % n,

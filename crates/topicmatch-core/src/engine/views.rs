@@ -14,6 +14,9 @@ use crate::matcher::SubscriberId;
 
 /// One version of a group, as lookups read it.
 pub(super) struct View {
+    /// The one member of a group of one (most groups of a broker with one consumer per
+    /// queue): read from the version's own first cache line, with no choice to make.
+    pub(super) only: Option<SubscriberId>,
     /// The members' subscriber ids, in the order they joined.
     pub(super) members: Box<[SubscriberId]>,
     /// The round-robin position, shared by every version of the group.
