@@ -47,8 +47,30 @@ fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
 /// Checks one lookup against the split: every plain subscriber, one member of each group,
 /// nothing else, each once.
 fn check_lookup(m: &Engine, topic: &str) -> Vec<Subscriber> {
+    check_answer(m, topic, m.lookup(topic).unwrap())
+}
+
+/// Checks every row of one batch lookup of `topics` as [`check_lookup`] does.
+fn check_batch(m: &Engine, topics: &[&str]) {
+    let (mut ids, mut ends) = (Vec::new(), Vec::new());
+    m.lookup_batch_into(topics, &mut ids, &mut ends).unwrap();
+    assert_eq!(ends.len(), topics.len());
+    let mut from = 0;
+    for (topic, &end) in topics.iter().zip(&ends) {
+        let got = m.resolve(&ids[from..end]);
+        assert_eq!(
+            got.len(),
+            end - from,
+            "{topic}: an id that resolves to nothing"
+        );
+        check_answer(m, topic, got);
+        from = end;
+    }
+}
+
+/// Checks `got`, an answer for `topic`, against the split.
+fn check_answer(m: &Engine, topic: &str, got: Vec<Subscriber>) -> Vec<Subscriber> {
     let (plain, groups) = split(m, topic);
-    let got = m.lookup(topic).unwrap();
     let unique: BTreeSet<_> = got.iter().cloned().collect();
     assert_eq!(
         unique.len(),
@@ -378,6 +400,7 @@ proptest! {
                 prop_assert_eq!(split(m, t), split(oracle, t), "{} {}", m.algorithm(), t);
                 check_lookup(m, t);
             }
+            check_batch(m, &TOPICS);
         }
     }
 }

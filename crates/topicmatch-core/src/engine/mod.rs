@@ -495,6 +495,30 @@ impl Engine {
             }
             out.truncate(out_start);
             ends.truncate(ends_start);
+        } else if self.filters.is_empty() {
+            // Groups only: the algorithm's batch path under one pin (held since before the walk,
+            // as `pick_tail` needs), then each topic's picks.
+            let pinned = groups::pin();
+            let mut found = Vec::with_capacity(out.capacity() - out.len());
+            let mut found_ends = Vec::with_capacity(topics.len());
+            self.matcher
+                .lookup_batch_into(topics, &mut found, &mut found_ends)?;
+            if groups::any_filtered(&found) {
+                // A filtered subscription came meanwhile: the per-topic way resolves both.
+                drop(pinned);
+            } else {
+                let mut from = 0;
+                for (topic, &end) in topics.iter().zip(&found_ends) {
+                    let start = out.len();
+                    out.extend_from_slice(&found[from..end]);
+                    if any_synthetic(&out[start..]) {
+                        self.groups.pick_tail(&pinned, topic, out, start);
+                    }
+                    ends.push(out.len());
+                    from = end;
+                }
+                return Ok(());
+            }
         }
         let none = Message::new();
         for topic in topics {
