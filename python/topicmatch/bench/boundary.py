@@ -6,7 +6,8 @@
 - the cost of one delivered subscriber on the high fan-out workloads (``fanout``), beside
   the floor under any call returning a list per topic (CPython copying the same rows), and
   ``lookup_many`` against paho-mqtt's ``MQTTMatcher`` plus a set union there;
-- ftm against paho-mqtt, per call (``lookup``) and per batch (``lookup_many``).
+- ftm against paho-mqtt, per call (``lookup``) and per batch (``lookup_many``);
+- ftm with a tenth of the subscriptions in groups against none (``groups_figures``).
 
     python -m topicmatch.bench.boundary [--threads 1 2 4 8] [--quick] [--json FILE]
 
@@ -173,6 +174,37 @@ def ftm_vs_paho(algorithm: str, repeats: int) -> list[Record]:
     ]
 
 
+def groups_figures(algorithm: str, repeats: int) -> list[Record]:
+    """ftm with every tenth subscription in a group (``g0``-``g2`` by position, as the Rust
+    ``groups`` bench) against the same subscriptions without groups: the time of ``lookup``
+    per topic and of ``lookup_many`` per 1,000, grouped over plain, the two alternating."""
+    topics = ftm_messages()[:20_000]
+    matchers = {}
+    for grouped in (False, True):
+        m = tm.Matcher("amqp", algorithm)
+        for i, pattern in enumerate(ftm_subscriptions()):
+            if grouped and i % 10 == 0:
+                m.subscribe(pattern, i, group=f"g{i % 3}")
+            else:
+                m.subscribe(pattern, i)
+        matchers[grouped] = m
+    batches = scaling.batches_of(topics, 1000)
+    calls: dict[str, Callable[[tm.Matcher], Callable[[], object]]] = {
+        "lookup": lambda m: lambda: [m.lookup(t) for t in topics],
+        "lookup_many": lambda m: lambda: [m.lookup_many(b) for b in batches],
+    }
+    records = []
+    for name, call in calls.items():
+        best = {False: float("inf"), True: float("inf")}
+        for _ in range(repeats):
+            for grouped, m in matchers.items():
+                best[grouped] = min(best[grouped], best_of(1, call(m)))
+        records.append(Record(algorithm, "ftm-10%-grouped", f"{name} grouped/plain",
+                              best[True] / best[False], "x",
+                              note=f"plain {len(topics) / best[False] / 1e6:.2f} M/s"))
+    return records
+
+
 def render(records: Sequence[Record]) -> str:
     return "\n".join(
         f"{r.algorithm:17} {r.workload:15} {r.metric:32} {r.value or 0:14,.2f} {r.unit:7} "
@@ -199,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(scaling.render(results))
     records = [r for s in results for r in s.records()]
     extra = [*arrow_vs_core(args.algorithm, repeats, args.passes),
-             *fanout_figures(args.algorithm, repeats), *ftm_vs_paho(args.algorithm, repeats)]
+             *fanout_figures(args.algorithm, repeats), *ftm_vs_paho(args.algorithm, repeats),
+             *groups_figures(args.algorithm, repeats)]
     print(render(extra))
     records.extend(extra)
     if args.json:
