@@ -46,13 +46,10 @@ pub(super) fn is_group(id: SubscriberId) -> bool {
     id & (SYNTHETIC | GROUP) == SYNTHETIC | GROUP
 }
 
-/// Whether any of `ids` stands for a filtered subscription (synthetic, not a group): one OR
-/// over the ids, as [`any_synthetic`](crate::fields::filtered::any_synthetic).
+/// Whether any of `ids` stands for a filtered subscription (synthetic, not a group).
 #[inline]
 pub(super) fn any_filtered(ids: &[SubscriberId]) -> bool {
-    ids.iter().fold(false, |acc, &id| {
-        acc | (id & (SYNTHETIC | GROUP) == SYNTHETIC)
-    })
+    ids.iter().any(|&id| id & (SYNTHETIC | GROUP) == SYNTHETIC)
 }
 
 /// Whether `id` is a group subscription's member id (the table's id of one).
