@@ -100,6 +100,24 @@ pub trait Matcher: Send + Sync {
         Ok(())
     }
 
+    /// [`lookup_batch_into`](Matcher::lookup_batch_into) for a caller that can tell whether
+    /// every subscriber is held under one pattern at most: `distinct()`, asked after a topic's
+    /// walk and under the walk's epoch pin, says so. An algorithm may then skip removing
+    /// duplicates from a topic whose walk reached each pattern once (no subscriber can be
+    /// there twice). The caller must keep `distinct()` false from before a subscriber's second
+    /// pattern is inserted until every thread pinned when it was removed has unpinned. The
+    /// default ignores it.
+    fn lookup_batch_distinct_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+        distinct: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        let _ = distinct;
+        self.lookup_batch_into(topics, out, ends)
+    }
+
     /// Appends every held pattern standing in `query`'s relation to the query (it covers the
     /// query, or intersects it; [`crate::relation`]), with its subscribers: one [`Related`] per
     /// pattern, each pattern once, found by walking the algorithm's index rather than trying

@@ -9,6 +9,7 @@
 //! found resolves each to the subscriber the walk found, even one that left meanwhile (a
 //! group's chosen member among them: the message is not lost).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -49,6 +50,8 @@ pub struct Registry {
     /// Ids whose subscriber left, handed here by the epoch collector once no thread pinned
     /// when it left is still pinned.
     released: Arc<Mutex<Vec<SubscriberId>>>,
+    /// How many subscribers hold two subscriptions or more ([`Registry::several`]).
+    several: Arc<AtomicUsize>,
 }
 
 impl Registry {
@@ -57,6 +60,10 @@ impl Registry {
     pub fn acquire_new(&mut self, subscriber: &Subscriber) -> (SubscriberId, bool) {
         if let Some((id, refs)) = self.ids.get_mut(subscriber) {
             *refs += 1;
+            if *refs == 2 {
+                // Before the caller inserts the second subscription: see `several`.
+                self.several.fetch_add(1, Ordering::SeqCst);
+            }
             return (*id, false);
         }
         let id = self.take_id();
@@ -96,7 +103,11 @@ impl Registry {
         let value = self.values[id as usize].as_ref().expect("a live id");
         let entry = self.ids.get_mut(value).expect("registry maps agree");
         entry.1 -= 1;
-        if entry.1 > 0 {
+        let refs = entry.1;
+        if refs == 1 {
+            self.lower_several();
+        }
+        if refs > 0 {
             return false;
         }
         let value = value.clone();
@@ -121,6 +132,30 @@ impl Registry {
     #[cfg(loom)]
     #[allow(clippy::unused_self)]
     fn retire(&self, _id: SubscriberId) {}
+
+    /// The count of subscribers holding two subscriptions or more, as lookups read it without
+    /// the registry's lock: raised before a subscriber's second subscription is inserted, and
+    /// lowered (its second-to-last subscription released) only once every thread pinned then
+    /// has unpinned. So a lookup that pins before it walks, and reads the count after, reads
+    /// zero only if no subscriber it found can have been held twice while it was pinned.
+    pub fn several(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.several)
+    }
+
+    /// Lowers [`several`](Self::several) once every thread pinned now has unpinned.
+    #[cfg(not(loom))]
+    fn lower_several(&self) {
+        let several = Arc::clone(&self.several);
+        let guard = crossbeam_epoch::pin();
+        guard.defer(move || several.fetch_sub(1, Ordering::SeqCst));
+        guard.flush();
+    }
+
+    /// Under loom (no epoch collector) the count is never lowered: lookups keep removing
+    /// duplicates.
+    #[cfg(loom)]
+    #[allow(clippy::unused_self)]
+    fn lower_several(&self) {}
 
     /// The id of `subscriber`, if it holds any subscription.
     pub fn id_of(&self, subscriber: &Subscriber) -> Option<SubscriberId> {

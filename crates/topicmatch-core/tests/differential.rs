@@ -23,8 +23,15 @@ enum Op {
 }
 
 fn ops(dialect: Dialect) -> impl Strategy<Value = Vec<Op>> {
+    ops_over(dialect, 4)
+}
+
+/// Operations whose subscribers are drawn from `subscribers` values: a few, so that most
+/// subscribers hold several patterns, or many, so that most hold one (the batch lookups'
+/// path without de-duplication).
+fn ops_over(dialect: Dialect, subscribers: i64) -> impl Strategy<Value = Vec<Op>> {
     let op = prop_oneof![
-        4 => (text(dialect), 0..4i64).prop_map(|(p, s)| Op::Subscribe(p, s)),
+        4 => (text(dialect), 0..subscribers).prop_map(|(p, s)| Op::Subscribe(p, s)),
         1 => (0..64usize).prop_map(Op::Unsubscribe),
         4 => text(dialect).prop_map(Op::Lookup),
     ];
@@ -73,6 +80,19 @@ fn check(dialect: Dialect, ops: &[Op]) -> Result<(), TestCaseError> {
                         let b = m.lookup(t).map(sorted);
                         prop_assert_eq!(&a, &b, "{} lookup {:?}", algorithm, t);
                     }
+                    let (mut found, mut ends) = (Vec::new(), Vec::new());
+                    let batch = m.lookup_batch_into(&[t, t], &mut found, &mut ends);
+                    match &a {
+                        Ok(a) => {
+                            prop_assert!(batch.is_ok(), "{} batch {:?}", algorithm, t);
+                            prop_assert_eq!(ends.len(), 2);
+                            for row in [&found[..ends[0]], &found[ends[0]..ends[1]]] {
+                                let b = sorted(m.resolve(row));
+                                prop_assert_eq!(a, &b, "{} batch row {:?}", algorithm, t);
+                            }
+                        }
+                        Err(_) => prop_assert!(batch.is_err(), "{} batch {:?}", algorithm, t),
+                    }
                     prop_assert_eq!(oracle.matches_any(t), m.matches_any(t));
                 }
             }
@@ -97,6 +117,27 @@ proptest! {
 
     #[test]
     fn nats_algorithms_agree_with_naive(ops in ops(Dialect::Nats)) {
+        check(Dialect::Nats, &ops)?;
+    }
+
+    #[test]
+    fn amqp_algorithms_agree_with_naive_one_pattern_per_subscriber(
+        ops in ops_over(Dialect::Amqp, 1 << 20),
+    ) {
+        check(Dialect::Amqp, &ops)?;
+    }
+
+    #[test]
+    fn mqtt_algorithms_agree_with_naive_one_pattern_per_subscriber(
+        ops in ops_over(Dialect::Mqtt, 1 << 20),
+    ) {
+        check(Dialect::Mqtt, &ops)?;
+    }
+
+    #[test]
+    fn nats_algorithms_agree_with_naive_one_pattern_per_subscriber(
+        ops in ops_over(Dialect::Nats, 1 << 20),
+    ) {
         check(Dialect::Nats, &ops)?;
     }
 }

@@ -183,3 +183,57 @@ fn churn_from_many_threads_leaves_the_table_and_algorithm_in_agreement() {
         assert!(m.lookup("own.1.2.x").unwrap().is_empty(), "{algorithm:?}");
     }
 }
+
+/// Batch lookups skip de-duplication while every subscriber holds one pattern: while other
+/// threads give subscribers a second matching pattern and take it away again, every batch
+/// row still holds each subscriber exactly once.
+#[test]
+fn batch_rows_stay_distinct_while_subscribers_gain_and_lose_a_second_pattern() {
+    const SUBSCRIBERS: i64 = 40;
+    const ROUNDS: usize = 300;
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Mqtt, algorithm);
+        for s in 0..SUBSCRIBERS {
+            m.subscribe(&format!("t/{s}/#"), &Subscriber::Int(s))
+                .unwrap();
+            m.subscribe("t/#", &Subscriber::Int(1000 + s)).unwrap();
+        }
+        let topics: Vec<String> = (0..SUBSCRIBERS).map(|s| format!("t/{s}/x")).collect();
+        let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+        race(|t| {
+            if t % 2 == 0 {
+                // A writer: subscriber s also takes `t/+/x` (matching its own topic), then
+                // lets it go.
+                for round in 0..ROUNDS {
+                    let turn = i64::try_from(t * ROUNDS + round).expect("a small count");
+                    let s = Subscriber::Int(turn % SUBSCRIBERS);
+                    let id = m.subscribe("t/+/x", &s).unwrap();
+                    m.unsubscribe(id);
+                }
+            } else {
+                let (mut ids, mut ends) = (Vec::new(), Vec::new());
+                for _ in 0..ROUNDS {
+                    ids.clear();
+                    ends.clear();
+                    m.lookup_batch_into(&topics, &mut ids, &mut ends).unwrap();
+                    let mut from = 0;
+                    for (i, &end) in ends.iter().enumerate() {
+                        let row = &ids[from..end];
+                        let distinct: BTreeSet<_> = row.iter().collect();
+                        assert_eq!(
+                            distinct.len(),
+                            row.len(),
+                            "{algorithm:?} {}: {row:?}",
+                            topics[i]
+                        );
+                        // Its own subscriber, every `t/#` one, and at most the writers' extras
+                        // (which are subscribers already there).
+                        assert!(row.len() > SUBSCRIBERS as usize, "{algorithm:?}: {row:?}");
+                        from = end;
+                    }
+                }
+            }
+        });
+        assert_eq!(m.len(), 2 * SUBSCRIBERS as usize, "{algorithm:?}");
+    }
+}

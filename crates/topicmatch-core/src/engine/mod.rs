@@ -1,7 +1,7 @@
 //! The engine: one algorithm plus the bookkeeping every algorithm shares (validation, limits,
 //! subscription ids, idempotent subscribe, the subscriber registry, snapshots).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -44,6 +44,8 @@ pub struct Engine {
     /// Subscriptions by (pattern, subscriber) and by id, sharded; lookups never take it.
     table: Table,
     registry: RwLock<Registry>,
+    /// The registry's count of subscribers held twice or more, read by batch lookups.
+    several: Arc<AtomicUsize>,
     next_id: AtomicU64,
     /// Subscriptions with field criteria (`where=`), see [`crate::fields::filtered`].
     filters: FilterTable,
@@ -85,12 +87,14 @@ impl Engine {
             }
             _ => {}
         }
+        let registry = Registry::default();
         Ok(Engine {
             config,
             algorithm,
             matcher: algorithm.build(config),
             table: Table::default(),
-            registry: RwLock::new(Registry::default()),
+            several: registry.several(),
+            registry: RwLock::new(registry),
             next_id: AtomicU64::new(1),
             filters: FilterTable::default(),
             groups: GroupTable::new(GroupPolicy::default()),
@@ -487,7 +491,10 @@ impl Engine {
     ) -> Result<()> {
         let (out_start, ends_start) = (out.len(), ends.len());
         if self.filters.is_empty() && self.groups.is_empty() {
-            let result = self.matcher.lookup_batch_into(topics, out, ends);
+            let distinct = || self.several.load(Ordering::SeqCst) == 0;
+            let result = self
+                .matcher
+                .lookup_batch_distinct_into(topics, out, ends, &distinct);
             // A filtered subscription added meanwhile shows up as a synthetic id: redo the batch
             // the per-topic way, which resolves them.
             if !any_synthetic(&out[out_start..]) {
@@ -504,8 +511,8 @@ impl Engine {
             self.matcher
                 .lookup_batch_into(topics, &mut found, &mut found_ends)?;
             if groups::any_filtered(&found) {
-                // A filtered subscription came meanwhile: the per-topic way resolves both.
-                drop(pinned);
+                // A filtered subscription came meanwhile: the per-topic way below resolves
+                // both (its pins nest in this one).
             } else {
                 let mut from = 0;
                 for (topic, &end) in topics.iter().zip(&found_ends) {

@@ -282,7 +282,17 @@ impl Matcher for CsTrieMatcher {
         out: &mut Vec<SubscriberId>,
         ends: &mut Vec<usize>,
     ) -> Result<()> {
-        self.walk_batch(topics, out, ends)
+        self.walk_batch(topics, out, ends, None)
+    }
+
+    fn lookup_batch_distinct_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+        distinct: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        self.walk_batch(topics, out, ends, Some(distinct))
     }
 
     fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {

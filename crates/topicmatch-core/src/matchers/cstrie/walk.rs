@@ -193,21 +193,24 @@ impl CsTrieMatcher {
         first_only: bool,
     ) -> Result<bool> {
         let pin = self.reclaim.pin();
-        lookup_cached(self, topic, out, first_only, &pin)
+        lookup_cached(self, topic, out, first_only, &pin, None)
     }
 
-    /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`]).
+    /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`];
+    /// with `distinct`, of [`Matcher::lookup_batch_distinct_into`]).
     ///
     /// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
+    /// [`Matcher::lookup_batch_distinct_into`]: crate::matcher::Matcher::lookup_batch_distinct_into
     pub(super) fn walk_batch(
         &self,
         topics: &[&str],
         out: &mut Vec<SubscriberId>,
         ends: &mut Vec<usize>,
+        distinct: Option<&dyn Fn() -> bool>,
     ) -> Result<()> {
         let pin = self.reclaim.pin();
         for topic in topics {
-            lookup_cached(self, topic, out, false, &pin)?;
+            lookup_cached(self, topic, out, false, &pin, distinct)?;
             ends.push(out.len());
         }
         Ok(())
@@ -223,11 +226,12 @@ fn lookup_cached(
     out: &mut Vec<SubscriberId>,
     first_only: bool,
     pin: &Pin<'_>,
+    distinct: Option<&dyn Fn() -> bool>,
 ) -> Result<bool> {
     if let Some(cache) = &trie.cache {
-        return through(cache, trie, topic, out, first_only, pin);
+        return through(cache, trie, topic, out, first_only, pin, distinct);
     }
-    lookup_pinned(trie, topic, out, first_only, pin)
+    lookup_pinned(trie, topic, out, first_only, pin, distinct)
 }
 
 /// [`lookup_pinned`] through `cache`: a hit copies the cached subscribers (a topic is cached
@@ -241,6 +245,7 @@ fn through(
     out: &mut Vec<SubscriberId>,
     first_only: bool,
     pin: &Pin<'_>,
+    distinct: Option<&dyn Fn() -> bool>,
 ) -> Result<bool> {
     let ticket = cache.ticket(topic);
     if let Some(ids) = cache.get(topic, ticket, pin) {
@@ -250,7 +255,7 @@ fn through(
         return Ok(!ids.is_empty());
     }
     let start = out.len();
-    let found = lookup_pinned(trie, topic, out, first_only, pin)?;
+    let found = lookup_pinned(trie, topic, out, first_only, pin, distinct)?;
     if !first_only {
         cache.fill(topic, ticket, &out[start..], pin);
     }
@@ -265,14 +270,15 @@ fn lookup_pinned(
     out: &mut Vec<SubscriberId>,
     first_only: bool,
     pin: &Pin<'_>,
+    distinct: Option<&dyn Fn() -> bool>,
 ) -> Result<bool> {
     match (trie.config.dialect, first_only) {
-        (Dialect::Amqp, false) => walk::<Amqp, false>(trie, topic, out, pin),
-        (Dialect::Amqp, true) => walk::<Amqp, true>(trie, topic, out, pin),
-        (Dialect::Mqtt, false) => walk::<Mqtt, false>(trie, topic, out, pin),
-        (Dialect::Mqtt, true) => walk::<Mqtt, true>(trie, topic, out, pin),
-        (Dialect::Nats, false) => walk::<Nats, false>(trie, topic, out, pin),
-        (Dialect::Nats, true) => walk::<Nats, true>(trie, topic, out, pin),
+        (Dialect::Amqp, false) => walk::<Amqp, false>(trie, topic, out, pin, distinct),
+        (Dialect::Amqp, true) => walk::<Amqp, true>(trie, topic, out, pin, None),
+        (Dialect::Mqtt, false) => walk::<Mqtt, false>(trie, topic, out, pin, distinct),
+        (Dialect::Mqtt, true) => walk::<Mqtt, true>(trie, topic, out, pin, None),
+        (Dialect::Nats, false) => walk::<Nats, false>(trie, topic, out, pin, distinct),
+        (Dialect::Nats, true) => walk::<Nats, true>(trie, topic, out, pin, None),
     }
 }
 
@@ -296,6 +302,7 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     topic: &str,
     out: &mut Vec<SubscriberId>,
     pin: &Pin<'_>,
+    distinct: Option<&dyn Fn() -> bool>,
 ) -> Result<bool> {
     let dialect = R::DIALECT;
     let amqp = dialect == Dialect::Amqp;
@@ -384,11 +391,15 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
             pos = next;
         }
     }
+    // An AMQP `#` that swallowed words can lead to one pattern from several positions.
+    let once_each = !memo.used;
     drop(memo);
     if FIRST_ONLY {
         return Ok(false);
     }
-    if sets > 1 {
+    // Asked last, under the pin: a subscriber's second pattern found by this walk was
+    // inserted after `distinct` turned false (see `lookup_batch_distinct_into`).
+    if sets > 1 && !(once_each && distinct.is_some_and(|distinct| distinct())) {
         dedup(out, start);
     }
     Ok(out.len() > start)
