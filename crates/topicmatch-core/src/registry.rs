@@ -38,6 +38,19 @@ impl From<&str> for Subscriber {
     }
 }
 
+/// Runs `f` once every thread pinned to the epoch collector now has unpinned. Under loom,
+/// which has no epoch collector, never.
+#[cfg(not(loom))]
+fn after_pins(f: impl FnOnce() + Send + 'static) {
+    let guard = crossbeam_epoch::pin();
+    guard.defer(f);
+    // To the global queue now: left in this thread's bag, it would wait for 63 more.
+    guard.flush();
+}
+
+#[cfg(loom)]
+fn after_pins(_f: impl FnOnce() + Send + 'static) {}
+
 /// Interns subscribers to dense ids, counting the subscriptions that hold each one.
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -118,20 +131,11 @@ impl Registry {
     }
 
     /// Hands `id` to the epoch collector, which gives it back once every thread pinned now
-    /// has unpinned.
-    #[cfg(not(loom))]
+    /// has unpinned (under loom, never: an id is not reused).
     fn retire(&self, id: SubscriberId) {
         let released = Arc::clone(&self.released);
-        let guard = crossbeam_epoch::pin();
-        guard.defer(move || released.lock().push(id));
-        // To the global queue now: left in this thread's bag, it would wait for 63 more.
-        guard.flush();
+        after_pins(move || released.lock().push(id));
     }
-
-    /// Under loom (no epoch collector) an id is never reused.
-    #[cfg(loom)]
-    #[allow(clippy::unused_self)]
-    fn retire(&self, _id: SubscriberId) {}
 
     /// The count of subscribers holding two subscriptions or more, as lookups read it without
     /// the registry's lock: raised before a subscriber's second subscription is inserted, and
@@ -142,20 +146,14 @@ impl Registry {
         Arc::clone(&self.several)
     }
 
-    /// Lowers [`several`](Self::several) once every thread pinned now has unpinned.
-    #[cfg(not(loom))]
+    /// Lowers [`several`](Self::several) once every thread pinned now has unpinned (under
+    /// loom, never: lookups keep removing duplicates).
     fn lower_several(&self) {
         let several = Arc::clone(&self.several);
-        let guard = crossbeam_epoch::pin();
-        guard.defer(move || several.fetch_sub(1, Ordering::SeqCst));
-        guard.flush();
+        after_pins(move || {
+            several.fetch_sub(1, Ordering::SeqCst);
+        });
     }
-
-    /// Under loom (no epoch collector) the count is never lowered: lookups keep removing
-    /// duplicates.
-    #[cfg(loom)]
-    #[allow(clippy::unused_self)]
-    fn lower_several(&self) {}
 
     /// The id of `subscriber`, if it holds any subscription.
     pub fn id_of(&self, subscriber: &Subscriber) -> Option<SubscriberId> {
