@@ -114,11 +114,14 @@ impl ObjectTable {
     /// next thread that takes it (deferred functions run on whatever thread collects garbage).
     /// No reader holds the pointer any more: every thread pinned when the subscriber left has
     /// unpinned.
+    ///
+    /// It pins before it takes `owners`, never while holding it: a pin may collect garbage,
+    /// which runs other deferred `empty` calls on this thread, and each takes `owners`.
     fn empty(&self, id: SubscriberId, object: Py<PyAny>) {
         {
+            let guard = crossbeam_epoch::pin();
             let owners = self.owners.lock();
             if !owners.get(id as usize).is_some_and(Option::is_some) {
-                let guard = crossbeam_epoch::pin();
                 self.slots(&guard)[id as usize].store(std::ptr::null_mut(), Ordering::Release);
             }
         }
