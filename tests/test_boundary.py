@@ -121,6 +121,36 @@ def test_lookup_arrow_inputs_nulls_and_errors(kind: pa.DataType) -> None:
             ] == [[1, 2], [], [2]]
 
 
+@pytest.mark.parametrize("algorithm", ["cstrie", "inverted_bitmap"])
+def test_lookup_arrow_long_arrays_keep_every_row_in_place(algorithm: str) -> None:
+    """Arrays longer than one batch of the engine: every row, null and error where it is, the
+    invalid topic named by its index however far in, and rows as `lookup` gives them."""
+    m = tm.Matcher("mqtt", algorithm)
+    for i in range(40):
+        m.subscribe(f"s/{i % 7}/+", i)
+        m.subscribe("s/#", f"all-{i % 3}")
+    m.subscribe("s/1/+", 1)  # a subscriber under two patterns: each row must hold it once
+    topics: list[str | None] = [f"s/{i % 9}/{i}" for i in range(2_000)]
+    for at in (0, 255, 256, 700, 1_999):
+        topics[at] = None
+    want = [None if t is None else sorted(map(str, m.lookup(t))) for t in topics]
+    table = m.subscriber_table()
+
+    def rows(lists: object) -> list[list[str] | None]:
+        return [None if r is None else sorted(str(table[i]) for i in r)
+                for r in pa.array(lists).to_pylist()]
+
+    assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
+    bad = list(topics)
+    bad[1_301] = "s/+/x"
+    with pytest.raises(tm.InvalidTopic, match=r"topic at index 1301: "):
+        m.lookup_arrow(pa.array(bad, pa.string()))
+    lists, errors = m.lookup_arrow(pa.array(bad, pa.large_string()), errors=True)
+    assert rows(lists) == [None if i == 1_301 else w for i, w in enumerate(want)]
+    reasons = pa.array(errors).to_pylist()
+    assert [i for i, r in enumerate(reasons) if r is not None] == [1_301]
+
+
 def test_lookup_arrow_rejects_what_is_not_a_string_array() -> None:
     m = tm.Matcher("amqp")
     with pytest.raises(TypeError, match="Arrow string"):
