@@ -100,6 +100,20 @@ pub trait Matcher: Send + Sync {
         Ok(())
     }
 
+    /// [`lookup_into`](Matcher::lookup_into) for a caller that can tell whether every
+    /// subscriber is held under one pattern at most: `distinct` as for
+    /// [`lookup_batch_distinct_into`](Matcher::lookup_batch_distinct_into), whose contract the
+    /// caller keeps. The default ignores it.
+    fn lookup_distinct_into(
+        &self,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        distinct: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        let _ = distinct;
+        self.lookup_into(topic, out)
+    }
+
     /// [`lookup_batch_into`](Matcher::lookup_batch_into) for a caller that can tell whether
     /// every subscriber is held under one pattern at most: `distinct()`, asked after a topic's
     /// walk and under the walk's epoch pin, says so. An algorithm may then skip removing

@@ -184,11 +184,11 @@ fn churn_from_many_threads_leaves_the_table_and_algorithm_in_agreement() {
     }
 }
 
-/// Batch lookups skip de-duplication while every subscriber holds one pattern: while other
-/// threads give subscribers a second matching pattern and take it away again, every batch
-/// row still holds each subscriber exactly once.
+/// Lookups skip de-duplication while every subscriber holds one pattern: while other threads
+/// give subscribers a second matching pattern and take it away again, every batch row and
+/// every one-topic lookup still holds each subscriber exactly once.
 #[test]
-fn batch_rows_stay_distinct_while_subscribers_gain_and_lose_a_second_pattern() {
+fn rows_stay_distinct_while_subscribers_gain_and_lose_a_second_pattern() {
     const SUBSCRIBERS: i64 = 40;
     const ROUNDS: usize = 300;
     for &algorithm in Algorithm::ALL {
@@ -230,6 +230,13 @@ fn batch_rows_stay_distinct_while_subscribers_gain_and_lose_a_second_pattern() {
                         // (which are subscribers already there).
                         assert!(row.len() > SUBSCRIBERS as usize, "{algorithm:?}: {row:?}");
                         from = end;
+                    }
+                    // The one-topic path skips de-duplication under the same rule.
+                    for topic in &topics {
+                        ids.clear();
+                        m.lookup_into(topic, &mut ids).unwrap();
+                        let distinct: BTreeSet<_> = ids.iter().collect();
+                        assert_eq!(distinct.len(), ids.len(), "{algorithm:?} {topic}: {ids:?}");
                     }
                 }
             }

@@ -414,7 +414,11 @@ impl Engine {
     ) -> Result<()> {
         let start = out.len();
         if self.groups.is_empty() {
-            self.matcher.lookup_into(topic, out)?;
+            // As in `lookup_batch_into`, the walk may skip de-duplication while every
+            // subscriber holds one subscription; resolving a filtered subscription's synthetic
+            // id below de-duplicates the tail again.
+            let distinct = || self.several.load(Ordering::SeqCst) == 0;
+            self.matcher.lookup_distinct_into(topic, out, &distinct)?;
         } else {
             // One pin for the walk and the groups' versions (the algorithm's own pin, if it
             // takes one, is then nested, which costs next to nothing).

@@ -268,12 +268,22 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        self.walk_topic(topic, out, false).map(|_| ())
+        self.walk_topic(topic, out, false, None).map(|_| ())
+    }
+
+    fn lookup_distinct_into(
+        &self,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        distinct: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        self.walk_topic(topic, out, false, Some(distinct))
+            .map(|_| ())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
         // `first_only` appends nothing.
-        self.walk_topic(topic, &mut Vec::new(), true)
+        self.walk_topic(topic, &mut Vec::new(), true, None)
     }
 
     fn lookup_batch_into(

@@ -181,9 +181,12 @@ impl Rules for Nats {
 }
 
 impl CsTrieMatcher {
-    /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated).
-    /// With `first_only`, stops at the first subscriber found and returns whether there was
-    /// one.
+    /// Walks the trie for `topic`, appending matching subscribers to `out` (deduplicated,
+    /// unless `distinct` says no subscriber can be there twice, as for
+    /// [`Matcher::lookup_distinct_into`]). With `first_only`, stops at the first subscriber
+    /// found and returns whether there was one.
+    ///
+    /// [`Matcher::lookup_distinct_into`]: crate::matcher::Matcher::lookup_distinct_into
     #[inline(always)]
     #[allow(clippy::inline_always)] // into `lookup_into`: the cache's branch adds no call
     pub(super) fn walk_topic(
@@ -191,9 +194,10 @@ impl CsTrieMatcher {
         topic: &str,
         out: &mut Vec<SubscriberId>,
         first_only: bool,
+        distinct: Option<&dyn Fn() -> bool>,
     ) -> Result<bool> {
         let pin = self.reclaim.pin();
-        lookup_cached(self, topic, out, first_only, &pin, None)
+        lookup_cached(self, topic, out, first_only, &pin, distinct)
     }
 
     /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`];
