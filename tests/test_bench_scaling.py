@@ -1,11 +1,18 @@
 """The lookup_many thread-scaling benchmark measures what it says: every run looks up whole
-batches on the asked thread counts, and its figures and records are consistent."""
+batches on the asked thread counts, and its figures and records are consistent; the boundary
+benchmark reports every figure it names."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import math
+from pathlib import Path
+
 import pytest
 
-from topicmatch.bench import fanout, scaling
+from topicmatch.bench import boundary, fanout, scaling
 from topicmatch.workloads import ftm_messages
 
 
@@ -68,3 +75,24 @@ def test_fanout_workloads_have_hundreds_of_subscribers_per_topic(shape: str) -> 
         want = {s for f, s in distinct.subscriptions if tm.matches(f, topic, "mqtt")}
         assert set(m.lookup(topic)) == want
     assert len({s for _, s in few.subscriptions}) == fanout.FEW
+
+
+def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
+    """A quick run of `python -m topicmatch.bench.boundary`: every delivery figure of both
+    fan-out shapes, and the ftm ratios, come out as positive numbers in the JSON."""
+    out = tmp_path / "boundary.json"
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        boundary.main(["--quick", "--threads", "1", "2", "--passes", str(tmp_path / "none"),
+                       "--json", str(out)])
+    records = json.loads(out.read_text())
+    figures = {(r["workload"], r["metric"]): r["value"] for r in records}
+    for shape in fanout.SHAPES:
+        for metric in ("lookup_many/paho", "list.copy floor", "per delivered, paho's topics",
+                       "lookup per delivered", "lookup_arrow per delivered",
+                       "ns per delivered, whole call"):
+            value = figures[(f"fanout-{shape}", metric)]
+            assert math.isfinite(value) and value > 0, (shape, metric, value)
+    assert figures[("ftm", "lookup/paho")] > 0
+    assert figures[("ftm", "lookup_many/paho")] > 0
+    assert ("ftm", "core passes@1t") not in figures  # no binary: no core figure
+    assert "fanout-crowds" in printed.getvalue()

@@ -5,7 +5,8 @@
   its binary is built: ``cargo build --release -p topicmatch-benches --example passes``);
 - the cost of one delivered subscriber on the high fan-out workloads (``fanout``), beside
   the floor under any call returning a list per topic (CPython copying the same rows), and
-  ``lookup_many`` against paho-mqtt's ``MQTTMatcher`` plus a set union there;
+  ``lookup_many`` against paho-mqtt's ``MQTTMatcher`` plus a set union there; ``lookup`` and
+  ``lookup_arrow`` per delivered subscriber there;
 - ftm against paho-mqtt, per call (``lookup``) and per batch (``lookup_many``);
 - ftm with a tenth of the subscriptions in groups against none (``groups_figures``).
 
@@ -102,6 +103,8 @@ def paho_lookup(matcher: Any) -> Callable[[str], set[int]]:
 def fanout_figures(algorithm: str, repeats: int) -> list[Record]:
     """Per delivered subscriber through ``lookup_many`` on each fan-out shape, and the ratio to
     paho-mqtt plus a set union on the ``distinct`` set."""
+    import pyarrow as pa
+
     records = []
     for shape in fanout.SHAPES:
         runs = {}
@@ -140,6 +143,16 @@ def fanout_figures(algorithm: str, repeats: int) -> list[Record]:
                 records.append(Record(algorithm, f"fanout-{shape}", "paho/floor", paho / floor_paho,
                                       "x", note="the most any list-returning call can be "
                                       "above paho here"))
+                single = m.lookup
+                one_each = best_of(repeats, lambda: [single(t) for t in topics])
+                records.append(Record(algorithm, f"fanout-{shape}", "lookup per delivered",
+                                      one_each / few_delivered * 1e9, "ns",
+                                      note="paho's topics, one call each"))
+                column = pa.array(w.topics, pa.string())
+                arrow = best_of(repeats, lambda: m.lookup_arrow(column))
+                records.append(Record(algorithm, f"fanout-{shape}", "lookup_arrow per delivered",
+                                      arrow / delivered * 1e9, "ns",
+                                      note="every topic, one array: indices, no object"))
         (t_many, n_many), (t_few, n_few) = runs["distinct"], runs["few"]
         per = (t_many - t_few) / (n_many - n_few) * 1e9
         topics_n = len(fanout.workload(shape).topics)
