@@ -116,7 +116,10 @@ impl ObjectTable {
     /// unpinned.
     ///
     /// It pins before it takes `owners`, never while holding it: a pin may collect garbage,
-    /// which runs other deferred `empty` calls on this thread, and each takes `owners`.
+    /// which runs other deferred `empty` calls on this thread, and each takes `owners`. The
+    /// collecting thread may hold other locks (the registry's): the objects are exact `str` and
+    /// `int` (the binding keeps no other kind), whose release runs no Python code, so nothing
+    /// here can call back into the matcher.
     fn empty(&self, id: SubscriberId, object: Py<PyAny>) {
         {
             let guard = crossbeam_epoch::pin();
