@@ -142,13 +142,34 @@ def test_lookup_arrow_long_arrays_keep_every_row_in_place(algorithm: str) -> Non
 
     assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
     bad = list(topics)
-    bad[1_301] = "s/+/x"
+    for at in (1_301, 1_302, 1_304):
+        bad[at] = "s/+/x"
     with pytest.raises(tm.InvalidTopic, match=r"topic at index 1301: "):
         m.lookup_arrow(pa.array(bad, pa.string()))
     lists, errors = m.lookup_arrow(pa.array(bad, pa.large_string()), errors=True)
-    assert rows(lists) == [None if i == 1_301 else w for i, w in enumerate(want)]
+    assert rows(lists) == [None if i in (1_301, 1_302, 1_304) else w for i, w in enumerate(want)]
     reasons = pa.array(errors).to_pylist()
-    assert [i for i, r in enumerate(reasons) if r is not None] == [1_301]
+    assert [i for i, r in enumerate(reasons) if r is not None] == [1_301, 1_302, 1_304]
+
+
+def test_lookup_arrow_picks_one_group_member_per_row_around_invalid_topics() -> None:
+    """A batch that stops at an invalid topic keeps the rows before it: each row's group pick
+    is made once, in row order, as the same calls of `lookup` make them."""
+    def grouped() -> tm.Matcher:
+        m = tm.Matcher("mqtt", "cstrie", group_policy="round_robin")
+        for member in ("x", "y", "z"):
+            m.subscribe("$share/g/a/#", member)
+        return m
+
+    arrow, one_by_one = grouped(), grouped()
+    topics = ["a/1", "a/+", "a/2", None, "#", "a/3", "a/4"]
+    lists, errors = arrow.lookup_arrow(pa.array(topics, pa.string()), errors=True)
+    table = arrow.subscriber_table()
+    got = [None if r is None else [table[i] for i in r] for r in pa.array(lists).to_pylist()]
+    want = [None if t is None or "+" in t or "#" in t else one_by_one.lookup(t) for t in topics]
+    assert got == want
+    assert [r is not None for r in pa.array(errors).to_pylist()] == [
+        False, True, False, False, True, False, False]
 
 
 def test_lookup_arrow_rejects_what_is_not_a_string_array() -> None:

@@ -189,7 +189,8 @@ fn many_hashes_stay_polynomial() {
 }
 
 /// `lookup_batch_into` gives each topic what `lookup_into` gives it, in order, in every
-/// algorithm; an invalid topic stops the batch with its error, keeping earlier topics.
+/// algorithm; an invalid topic stops the batch with its error, keeping earlier topics (with
+/// groups too).
 #[test]
 fn batch_lookup_equals_one_by_one() {
     let patterns = ["a.*", "a.#", "#", "b.c", "*.c", "a.b.c"];
@@ -219,5 +220,14 @@ fn batch_lookup_equals_one_by_one() {
             .unwrap_err();
         assert!(matches!(err, Error::InvalidTopic { .. }), "{err:?}");
         assert_eq!((out.len(), ends.clone()), (1, vec![1]));
+        // With a group the earlier rows stay too, its pick in them.
+        m.subscribe("$share/g/a/#", &Subscriber::Int(2)).unwrap();
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        let err = m
+            .lookup_batch_into(&["a/b", "a/+", "a"], &mut out, &mut ends)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidTopic { .. }), "{err:?}");
+        assert_eq!(ends, vec![2], "{algorithm:?}");
+        assert_eq!(out.len(), 2, "{algorithm:?}");
     }
 }

@@ -122,8 +122,9 @@ impl Lists {
     }
 
     /// Looks up the rows `first_row..` of `window` (`None`: a null topic) through the
-    /// engine's batch path and appends their lists. A batch that meets an invalid topic is
-    /// looked up again row by row, which names the row or records its reason.
+    /// engine's batch path and appends their lists. A batch stops at an invalid topic with
+    /// the rows before it kept: that row alone is looked up again, which names it or records
+    /// its reason, and the batch goes on after it.
     fn push_window<'a>(
         &mut self,
         engine: &Engine,
@@ -132,28 +133,37 @@ impl Lists {
         scratch: &mut Scratch<'a>,
     ) -> Result<(), Stop> {
         let Scratch { topics, ids, ends } = scratch;
-        topics.clear();
-        topics.extend(window.iter().flatten());
-        ids.clear();
-        ends.clear();
-        if engine.lookup_batch_into(topics, ids, ends).is_err() {
-            for (i, &topic) in window.iter().enumerate() {
-                self.push(engine, first_row + i, topic, ids)?;
+        let mut done = 0;
+        while done < window.len() {
+            let rest = &window[done..];
+            topics.clear();
+            topics.extend(rest.iter().flatten());
+            ids.clear();
+            ends.clear();
+            let batch = engine.lookup_batch_into(topics, ids, ends);
+            let mut found = ends.iter();
+            let mut from = 0;
+            for topic in rest {
+                if topic.is_some() {
+                    let Some(&end) = found.next() else {
+                        // The topic the batch stopped at.
+                        break;
+                    };
+                    // Subscriber ids are dense and far below 2^32 (one per subscriber).
+                    self.values
+                        .extend(ids[from..end].iter().map(|&id| id as u32));
+                    from = end;
+                }
+                self.end_row(topic.is_some(), None)?;
+                done += 1;
             }
-            return Ok(());
-        }
-        let mut found = ends.iter();
-        let mut from = 0;
-        for topic in window {
-            let valid = topic.is_some();
-            if valid {
-                let end = *found.next().expect("one end per topic looked up");
-                // Subscriber ids are dense and far below 2^32 (one per subscriber).
-                self.values
-                    .extend(ids[from..end].iter().map(|&id| id as u32));
-                from = end;
+            if done < window.len() {
+                // The batch stopped at this row's topic: looked up alone, the row is named in
+                // the error or its reason recorded.
+                debug_assert!(batch.is_err());
+                self.push(engine, first_row + done, window[done], ids)?;
+                done += 1;
             }
-            self.end_row(valid, None)?;
         }
         Ok(())
     }

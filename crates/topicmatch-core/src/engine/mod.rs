@@ -486,7 +486,8 @@ impl Engine {
     }
 
     /// Looks up many topics (messages without fields) through the algorithm's batch path; see
-    /// [`Matcher::lookup_batch_into`] for the layout of `out` and `ends`.
+    /// [`Matcher::lookup_batch_into`] for the layout of `out` and `ends`. As there, an invalid
+    /// topic's error comes back with every earlier topic's row pushed.
     pub fn lookup_batch_into(
         &self,
         topics: &[&str],
@@ -512,8 +513,9 @@ impl Engine {
             let pinned = groups::pin();
             let mut found = Vec::with_capacity(out.capacity() - out.len());
             let mut found_ends = Vec::with_capacity(topics.len());
-            self.matcher
-                .lookup_batch_into(topics, &mut found, &mut found_ends)?;
+            let walked = self
+                .matcher
+                .lookup_batch_into(topics, &mut found, &mut found_ends);
             if groups::any_filtered(&found) {
                 // A filtered subscription came meanwhile: the per-topic way below resolves
                 // both (its pins nest in this one).
@@ -528,7 +530,8 @@ impl Engine {
                     ends.push(out.len());
                     from = end;
                 }
-                return Ok(());
+                // The topics walked before an invalid one have their rows.
+                return walked;
             }
         }
         let none = Message::new();
