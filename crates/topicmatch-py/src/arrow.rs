@@ -149,52 +149,47 @@ impl Lists {
                         // The topic the batch stopped at.
                         break;
                     };
-                    // Subscriber ids are dense and far below 2^32 (one per subscriber).
-                    self.values
-                        .extend(ids[from..end].iter().map(|&id| id as u32));
+                    self.append_ids(&ids[from..end]);
                     from = end;
                 }
                 self.end_row(topic.is_some(), None)?;
                 done += 1;
             }
-            if done < window.len() {
-                // The batch stopped at this row's topic: looked up alone, the row is named in
-                // the error or its reason recorded.
+            // Only a topic stops the batch (nulls never reach it): looked up alone, its row is
+            // named in the error or its reason recorded.
+            if let Some(&Some(topic)) = window.get(done) {
                 debug_assert!(batch.is_err());
-                self.push(engine, first_row + done, window[done], ids)?;
+                self.push_one(engine, first_row + done, topic, ids)?;
                 done += 1;
             }
         }
         Ok(())
     }
 
-    /// Looks up row `row` (`None`: a null topic) and appends its list.
-    fn push(
+    /// Looks up the topic of row `row` alone and appends its list, or (collecting errors) a
+    /// null row with its reason.
+    fn push_one(
         &mut self,
         engine: &Engine,
         row: usize,
-        topic: Option<&str>,
+        topic: &str,
         ids: &mut Vec<SubscriberId>,
     ) -> Result<(), Stop> {
-        let mut error = None;
-        let valid = match topic {
-            None => false,
-            Some(topic) => {
-                ids.clear();
-                match engine.lookup_into(topic, ids) {
-                    Ok(()) => {
-                        self.values.extend(ids.iter().map(|&id| id as u32));
-                        true
-                    }
-                    Err(e) if self.errors.is_some() => {
-                        error = Some(e.to_string());
-                        false
-                    }
-                    Err(e) => return Err(Stop::Invalid(row, e)),
-                }
+        ids.clear();
+        match engine.lookup_into(topic, ids) {
+            Ok(()) => {
+                self.append_ids(ids);
+                self.end_row(true, None)
             }
-        };
-        self.end_row(valid, error)
+            Err(e) if self.errors.is_some() => self.end_row(false, Some(e.to_string())),
+            Err(e) => Err(Stop::Invalid(row, e)),
+        }
+    }
+
+    /// Appends subscriber ids to the row being built, as indices.
+    fn append_ids(&mut self, ids: &[SubscriberId]) {
+        // Subscriber ids are dense and far below 2^32 (one per subscriber).
+        self.values.extend(ids.iter().map(|&id| id as u32));
     }
 
     /// Ends the row whose values were appended last: valid (a list, maybe empty) or null,
