@@ -21,6 +21,7 @@ pub mod dialect;
 pub mod engine;
 pub mod error;
 pub mod fields;
+mod hint;
 pub mod matcher;
 pub mod matchers;
 pub mod pattern;

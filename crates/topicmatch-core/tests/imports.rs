@@ -18,6 +18,7 @@ use std::path::Path;
 const LAYERS: &[(&str, u32)] = &[
     ("bytes.rs", 0),
     ("dialect.rs", 0),
+    ("hint.rs", 0),
     ("sync.rs", 0),
     ("error.rs", 1),
     ("topic", 2),

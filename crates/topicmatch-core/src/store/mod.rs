@@ -73,7 +73,6 @@
 //! whose drop does work (a Python object) never runs it under the lock.
 
 mod found;
-mod hint;
 mod kids;
 mod label;
 mod query;
@@ -85,12 +84,12 @@ use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::dialect::{Dialect, Limits};
 use crate::error::{Error, Limit, Result};
+use crate::hint::prefetch;
 use crate::pattern::Pattern;
 use crate::topic::{check_topic, parse_topic, split_words, Words};
 
 pub use found::Found;
 
-use hint::prefetch;
 use query::Query;
 use tree::Tree;
 use walk::{Target, Walk};

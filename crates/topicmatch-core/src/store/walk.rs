@@ -26,12 +26,12 @@
 
 use std::cmp::Ordering;
 
-use super::hint::prefetch;
 use super::kids::{Cursor, Loc, Node};
 use super::label::Probe;
 use super::query::{Query, Step, Token};
 use super::tree::Tree;
 use super::words::Words;
+use crate::hint::prefetch;
 
 /// How many children ahead a subtree walk asks the memory system for a child (and, half and a
 /// quarter as far ahead, for the text of a word too long to be inline in its label: the

@@ -1,4 +1,5 @@
-//! A hint to the memory system, shared by the walk and bulk inserts.
+//! A hint to the memory system: the topic store's walk and bulk inserts, the `cstrie`'s
+//! breadth-first walk.
 
 /// Asks for the cache line at `address` without waiting for it.
 #[inline(always)]
