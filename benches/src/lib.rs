@@ -14,6 +14,7 @@ pub mod workloads;
 
 pub use floor::Floor;
 pub use workload::Workload;
+pub use workloads::fanout::{fanout, Shape};
 pub use workloads::ftm::ftm;
 pub use workloads::large::{large, scale, stored_topics};
 pub use workloads::micro::{Micro, MICRO_PROBE_PATTERN, MICRO_PROBE_TOPIC};

@@ -1,0 +1,143 @@
+//! The high fan-out sets of the Python boundary benchmark (`topicmatch.bench.fanout`), for the
+//! core alone: deep path-like MQTT topics that match hundreds of subscribers each.
+//!
+//! - `cuts`: every node of an 8-level name tree cut into filters, each level of the prefix kept
+//!   or replaced by `+`, then `#`: 255 filters match each topic, one subscriber each (a trie of
+//!   about 200,000 nodes, larger than a cache);
+//! - `crowds`: a 5-level tree, a `#` filter at every node and, from the fourth level down, its
+//!   variants with one level replaced by `+`, each filter held by 32 subscribers: 384 per topic.
+//!
+//! The names are drawn by this crate's generator, so the trees match the Python ones in shape
+//! and counts, not word for word.
+
+use std::collections::BTreeSet;
+
+use topicmatch_core::Dialect;
+
+use crate::rng::Rng;
+use crate::workload::Workload;
+
+const NAMES: [&str; 16] = [
+    "plant", "line", "cell", "robot", "axis", "motor", "drive", "sensor", "gauge", "valve", "pump",
+    "tank", "belt", "arm", "joint", "camera",
+];
+
+/// The two shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Filters cut at every depth, every mix of `+`: 255 per topic.
+    Cuts,
+    /// Few filters, 32 subscribers each: 384 per topic.
+    Crowds,
+}
+
+/// A name tree's nodes by depth (depth 0: the root, an empty path), `branching[d]` distinct
+/// children under each node of depth `d`.
+fn tree(branching: &[usize], seed: u64) -> Vec<Vec<Vec<String>>> {
+    let mut rng = Rng::new(seed);
+    let mut levels = vec![vec![Vec::new()]];
+    for (depth, &children) in branching.iter().enumerate() {
+        let mut level = Vec::new();
+        for parent in &levels[depth] {
+            // The first `children` names of a partial shuffle: distinct siblings.
+            let mut names = NAMES;
+            for i in 0..children {
+                names.swap(i, i + rng.below(NAMES.len() - i));
+            }
+            for name in &names[..children] {
+                let mut path: Vec<String> = parent.clone();
+                path.push(format!("{name}{depth}"));
+                level.push(path);
+            }
+        }
+        levels.push(level);
+    }
+    levels
+}
+
+/// `path/#` with every subset of its levels replaced by `+`.
+fn masked(path: &[String], out: &mut BTreeSet<String>) {
+    for mask in 0..1u32 << path.len() {
+        let words: Vec<&str> = path
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if mask >> i & 1 == 1 { "+" } else { w.as_str() })
+            .chain(["#"])
+            .collect();
+        out.insert(words.join("/"));
+    }
+}
+
+/// The `shape`'s filters, each held by its own subscribers, and its topics (every leaf of the
+/// tree, shuffled).
+pub fn fanout(shape: Shape) -> Workload {
+    let (levels, per_filter, name) = match shape {
+        Shape::Cuts => (tree(&[2, 2, 3, 3, 3, 4, 4, 4], 2024), 1, "fanout-cuts"),
+        Shape::Crowds => (tree(&[4, 5, 5, 6, 8], 2025), 32, "fanout-crowds"),
+    };
+    let mut texts = BTreeSet::new();
+    for (depth, nodes) in levels[..levels.len() - 1].iter().enumerate() {
+        for path in nodes {
+            match shape {
+                Shape::Cuts => masked(path, &mut texts),
+                Shape::Crowds => {
+                    let filter = |words: &[&str]| [words, &["#"]].concat().join("/");
+                    let words: Vec<&str> = path.iter().map(String::as_str).collect();
+                    texts.insert(filter(&words));
+                    if depth >= 3 {
+                        for i in 0..depth {
+                            let mut one = words.clone();
+                            one[i] = "+";
+                            texts.insert(filter(&one));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let subscriptions = texts
+        .into_iter()
+        .zip((0i64..).step_by(per_filter))
+        .flat_map(|(text, first)| (first..).take(per_filter).map(move |s| (text.clone(), s)))
+        .collect();
+    let mut topics: Vec<String> = levels[levels.len() - 1]
+        .iter()
+        .map(|p| p.join("/"))
+        .collect();
+    let mut rng = Rng::new(7);
+    for i in (1..topics.len()).rev() {
+        topics.swap(i, rng.below(i + 1));
+    }
+    Workload {
+        name: name.into(),
+        dialect: Dialect::Mqtt,
+        subscriptions,
+        topics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use topicmatch_core::Algorithm;
+
+    use super::{fanout, Shape};
+
+    #[test]
+    fn every_topic_reaches_as_many_subscribers_as_the_python_sets() {
+        for (shape, per_topic, topics) in [(Shape::Cuts, 255, 6_912), (Shape::Crowds, 384, 4_800)] {
+            let w = fanout(shape);
+            assert_eq!(w.topics.len(), topics, "{shape:?}");
+            let trie = w.engine(Algorithm::Trie);
+            let naive = w.engine(Algorithm::Naive);
+            for topic in w.topics.iter().step_by(997) {
+                let (mut got, mut expected) = (Vec::new(), Vec::new());
+                trie.lookup_into(topic, &mut got).unwrap();
+                naive.lookup_into(topic, &mut expected).unwrap();
+                got.sort_unstable();
+                expected.sort_unstable();
+                assert_eq!(got.len(), per_topic, "{shape:?} {topic}");
+                assert_eq!(got, expected, "{shape:?} {topic}");
+            }
+        }
+    }
+}
