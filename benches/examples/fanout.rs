@@ -10,40 +10,14 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use topicmatch_benches::{fanout, Shape};
-use topicmatch_core::Algorithm;
+use topicmatch_benches::{fanout, passes_and_names, Shape};
 
 fn main() {
-    let mut args = std::env::args().skip(1).peekable();
-    let passes: usize = match args.peek().map(|a| a.parse()) {
-        Some(Ok(n)) => {
-            args.next();
-            n
-        }
-        _ => 20,
-    };
-    let mut names: Vec<String> = args.collect();
-    if names.is_empty() {
-        names = ["cstrie", "trie", "inverted_bitmap"]
-            .map(String::from)
-            .to_vec();
-    }
+    let (passes, names) = passes_and_names(20, &["cstrie", "trie", "inverted_bitmap"]);
     for shape in [Shape::Cuts, Shape::Crowds] {
         let w = fanout(shape);
         let topics: Vec<&str> = w.topics.iter().map(String::as_str).collect();
-        let engines: Vec<_> = names
-            .iter()
-            .map(|name| {
-                if name == "cstrie_cached" {
-                    return w.cached_cstrie();
-                }
-                let algorithm = *Algorithm::ALL
-                    .iter()
-                    .find(|a| a.name() == name)
-                    .unwrap_or_else(|| panic!("unknown algorithm {name:?}"));
-                w.engine(algorithm)
-            })
-            .collect();
+        let engines: Vec<_> = names.iter().map(|name| w.engine_named(name)).collect();
         let mut out = Vec::new();
         let mut ends = Vec::with_capacity(topics.len());
         let mut times = vec![Vec::with_capacity(passes); engines.len()];

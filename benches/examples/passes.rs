@@ -13,38 +13,13 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use topicmatch_benches::{ftm, Floor};
+use topicmatch_benches::{ftm, passes_and_names, Floor};
 use topicmatch_core::Algorithm;
 
 fn main() {
-    let mut args = std::env::args().skip(1).peekable();
-    let passes: usize = match args.peek().map(|a| a.parse()) {
-        Some(Ok(n)) => {
-            args.next();
-            n
-        }
-        _ => 40,
-    };
-    let mut names: Vec<String> = args.collect();
-    if names.is_empty() {
-        names = ["trie", "cstrie", "optimized_bitmap"]
-            .map(String::from)
-            .to_vec();
-    }
+    let (passes, names) = passes_and_names(40, &["trie", "cstrie", "optimized_bitmap"]);
     let w = ftm();
-    let engines: Vec<_> = names
-        .iter()
-        .map(|name| {
-            if name == "cstrie_cached" {
-                return w.cached_cstrie();
-            }
-            let algorithm = *Algorithm::ALL
-                .iter()
-                .find(|a| a.name() == name)
-                .unwrap_or_else(|| panic!("unknown algorithm {name:?}"));
-            w.engine(algorithm)
-        })
-        .collect();
+    let engines: Vec<_> = names.iter().map(|name| w.engine_named(name)).collect();
     let per_pass = f64::from(u32::try_from(w.topics.len()).expect("ftm has 100,000 topics"));
     let floor = Floor::new(&w.engine(Algorithm::Trie), &w.topics);
     let rows = 1 + engines.len();

@@ -37,3 +37,21 @@ pub fn sized(full: usize, test: usize) -> usize {
         full
     }
 }
+
+/// An example's command line, `[PASSES] [ALGORITHM...]`: the passes (`passes` if not given)
+/// and the algorithms' names (`algorithms` if none is given).
+pub fn passes_and_names(passes: usize, algorithms: &[&str]) -> (usize, Vec<String>) {
+    let mut args = std::env::args().skip(1).peekable();
+    let passes = match args.peek().map(|a| a.parse()) {
+        Some(Ok(n)) => {
+            args.next();
+            n
+        }
+        _ => passes,
+    };
+    let mut names: Vec<String> = args.collect();
+    if names.is_empty() {
+        names = algorithms.iter().map(|&a| a.to_owned()).collect();
+    }
+    (passes, names)
+}

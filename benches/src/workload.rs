@@ -56,6 +56,19 @@ impl Workload {
         self.engine_with(Algorithm::Cstrie, config)
     }
 
+    /// An engine of the algorithm named `name` (as `Algorithm::name` gives it), or
+    /// `cstrie_cached` for [`Workload::cached_cstrie`]; panics on an unknown name.
+    pub fn engine_named(&self, name: &str) -> Engine {
+        if name == "cstrie_cached" {
+            return self.cached_cstrie();
+        }
+        let algorithm = *Algorithm::ALL
+            .iter()
+            .find(|a| a.name() == name)
+            .unwrap_or_else(|| panic!("unknown algorithm {name:?}"));
+        self.engine(algorithm)
+    }
+
     /// A bare matcher of `algorithm` (no engine bookkeeping) holding `patterns`, subscriber
     /// `i` for pattern `i`.
     pub fn matcher(&self, algorithm: Algorithm, patterns: &[Pattern]) -> Box<dyn Matcher> {
