@@ -35,8 +35,8 @@
 //!   then restarts from the root. So no operation waits for another: lock-free.
 //! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks depth first over
 //!   (main node, position) states (AMQP `#` states memoised), reading each I-node with one load
-//!   as its state is pushed; an MQTT or NATS walk with many states waiting goes on level by
-//!   level, a whole level's loads in flight.
+//!   as its state is pushed; a walk with many states waiting goes on level by level, a whole
+//!   level's loads in flight.
 //!
 //! # Invariants
 //! 1. A tombstone never changes again, and has no children or subscribers.

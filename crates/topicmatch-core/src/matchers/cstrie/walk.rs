@@ -10,9 +10,9 @@
 //! the visits before it is popped. Each I-node on a path is read once, after its parent: every
 //! path the walk follows is one the trie held while the lookup ran. The stack is inline for
 //! usual shapes (a topic of n words with a one-word wildcard child at every level needs n
-//! entries) and spills to the heap past that. Once [`WIDE`] states wait, an MQTT or NATS walk
-//! goes on level by level instead ([`wide`]), asking for a whole level's nodes before reading
-//! any, so that their cache misses overlap. The walk is compiled once per dialect, so NATS
+//! entries) and spills to the heap past that. Once [`WIDE`] states wait, the walk goes on level
+//! by level instead ([`wide`]), asking for a whole level's nodes before reading any, so that
+//! their cache misses overlap. The walk is compiled once per dialect, so NATS
 //! and MQTT carry no AMQP `#` memo and only MQTT checks the `$` rule.
 
 #[cfg(not(loom))]
@@ -378,10 +378,10 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     // A popped state's literal child is followed at once, in registers, down to where the
     // literal path ends: only the wildcards' states wait on the stack.
     'states: while let Some((mut node, mut pos)) = stack.pop() {
-        // Many states waiting: an MQTT or NATS walk goes on level by level.
-        if !amqp && !FIRST_ONLY && stack.len() >= WIDE - 1 {
+        // Many states waiting: the walk goes on level by level.
+        if !FIRST_ONLY && stack.len() >= WIDE - 1 {
             stack.push((node, pos));
-            sets += wide::<R>(&mut stack, words, out, pin);
+            sets += wide::<R>(&mut stack, words, out, pin, &mut memo);
             break;
         }
         loop {
@@ -419,30 +419,32 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     Ok(out.len() > start)
 }
 
-/// States waiting at which an MQTT or NATS walk goes on level by level ([`wide`]). A walk
-/// of a usual set never has that many (on ftm, where the level-by-level walk measured a third
-/// slower, one to three); one on filters with a `+` at every level of an 8-level topic has
-/// eight after its first path (the `cuts` fan-out set, 2x faster level by level, the `crowds`
-/// set unchanged).
+/// States waiting at which a walk goes on level by level ([`wide`]). A walk of a usual set
+/// never has that many (on ftm, where the level-by-level walk measured a third slower, one to
+/// three); one on filters with a `+` at every level of an 8-level topic has eight after its
+/// first path (the `cuts` fan-out set, 2x faster level by level, the `crowds` set unchanged).
 const WIDE: usize = 4;
 
-/// The rest of an MQTT or NATS walk from the waiting `states`, level by level: each round
-/// visits every state of the current level, then loads the next level's nodes, asking for all
-/// their cache lines before reading any. A depth-first walk waits for each node before it can
-/// ask for the next; this one keeps many loads in flight, which is what a wide walk over a
-/// trie larger than the cache needs (2x faster on the `cuts` fan-out set: 255 states per
-/// topic). States at several positions may share a level: each advances one word per round.
-/// Without an AMQP `#`, every state reaches its nodes along one path, so no state is visited
-/// twice; and every state is past position 0 (the root is visited first, alone), where the
-/// MQTT `$` rule has nothing to keep out. Returns how many subscriber sets were appended.
+/// The rest of a walk from the waiting `states`, level by level: each round visits every state
+/// of the current level, then loads the next level's nodes, asking for all their cache lines
+/// before reading any. A depth-first walk waits for each node before it can ask for the next;
+/// this one keeps many loads in flight, which is what a wide walk over a trie larger than the
+/// cache needs (2x faster on the `cuts` fan-out set: 255 states per topic). States at several
+/// positions may share a level: each advances one word per round. An AMQP `#` with children
+/// adds its states (the words it swallows) to the next round, each once per lookup (`memo`);
+/// without one, every state reaches its nodes along one path, so no state is visited twice.
+/// Every MQTT state is past position 0 (the root is visited first, alone), where the `$` rule
+/// has nothing to keep out. Returns how many subscriber sets were appended.
 #[inline(never)]
 fn wide<'g, R: Rules>(
     level: &mut Spilling<(&'g Main, usize)>,
     words: &[Probe<'_>],
     out: &mut Vec<SubscriberId>,
     pin: &'g Pin<'_>,
+    memo: &mut Memo,
 ) -> u32 {
-    debug_assert!(R::DIALECT != Dialect::Amqp);
+    let amqp = R::DIALECT == Dialect::Amqp;
+    let n = words.len();
     let mut sets = 0u32;
     let mut take = |node: &Main| {
         if !node.subs.is_empty() {
@@ -451,11 +453,13 @@ fn wide<'g, R: Rules>(
         }
     };
     let mut next: Spilling<(&'g INode, usize)> = Spilling::new();
+    // The states an AMQP `#` swallowing words adds: main nodes already loaded.
+    let mut swallowed: Spilling<(&'g Main, usize)> = Spilling::new();
     loop {
         let states = level.as_slice();
         if states.len() > 1 {
             for &(node, pos) in states {
-                if pos < words.len() {
+                if pos < n {
                     node.words.prefetch();
                 }
                 if let Some(multi) = &node.multi {
@@ -464,20 +468,31 @@ fn wide<'g, R: Rules>(
             }
         }
         next.clear();
+        swallowed.clear();
         for &(node, pos) in states {
-            debug_assert!(pos > 0, "the root is visited depth-first");
-            let Some(word) = words.get(pos) else {
-                // The last position: the patterns ending here, and (not in NATS) those
-                // ending in a multi-word wildcard that takes no more words.
+            debug_assert!(
+                pos > 0 || R::DIALECT != Dialect::Mqtt,
+                "the root is visited first"
+            );
+            let word = words.get(pos);
+            if word.is_none() {
+                // The last position: the patterns ending here, and (not in NATS) those ending
+                // in a multi-word wildcard that takes no more words.
                 take(node);
-                if let (Some(multi), true) = (&node.multi, R::DIALECT != Dialect::Nats) {
-                    take(multi.get(pin).load(pin));
+                if R::DIALECT == Dialect::Nats {
+                    continue;
                 }
+            }
+            if let Some(multi) = &node.multi {
+                if let Some(ends) =
+                    multi_ends(multi.get(pin), pin, amqp, pos, n, &mut swallowed, memo)
+                {
+                    take(ends);
+                }
+            }
+            let Some(word) = word else {
                 continue;
             };
-            if let Some(multi) = &node.multi {
-                take(multi.get(pin).load(pin));
-            }
             if let Some(one) = &node.one {
                 next.push((one.get(pin), pos + 1));
             }
@@ -486,7 +501,7 @@ fn wide<'g, R: Rules>(
             }
         }
         let inodes = next.as_slice();
-        if inodes.is_empty() {
+        if inodes.is_empty() && swallowed.len() == 0 {
             return sets;
         }
         if inodes.len() > 1 {
@@ -497,6 +512,9 @@ fn wide<'g, R: Rules>(
         level.clear();
         for &(inode, pos) in inodes {
             level.push((inode.load(pin), pos));
+        }
+        for &state in swallowed.as_slice() {
+            level.push(state);
         }
     }
 }
@@ -662,6 +680,7 @@ mod tests {
         // first path on, so it goes level by level.
         let names = ["a", "bb", "ccc"];
         for (dialect, one, multi, sep) in [
+            (Dialect::Amqp, "*", "#", "."),
             (Dialect::Mqtt, "+", "#", "/"),
             (Dialect::Nats, "*", ">", "."),
         ] {
@@ -691,6 +710,22 @@ mod tests {
                     .map(|p| format!("{}{sep}x{sep}y", p.join(sep))),
             );
             topics.push(["a", "bb", "zz", "a", "bb"].join(sep));
+            if dialect == Dialect::Amqp {
+                // An AMQP `#` with children swallows words: its states join the level-by-level
+                // walk at several positions, some reached twice (`#.#`, `a.#.*.#`), and at the
+                // root (position 0) as well.
+                for path in paths.iter().step_by(11) {
+                    for cut in 0..path.len() {
+                        let (head, tail) = (path[..cut].join("."), path[cut + 1..].join("."));
+                        patterns.push(format!("{head}.#.{tail}").trim_matches('.').into());
+                        patterns.push(format!("{head}.#.*.#").trim_start_matches('.').into());
+                    }
+                }
+                patterns
+                    .extend(["#", "#.#", "#.a", "#.bb.#", "*.#.ccc", "a.#.#.bb"].map(String::from));
+                topics.push(String::new());
+                topics.push("a".into());
+            }
             if dialect == Dialect::Mqtt {
                 let dollar = ["$a", "bb", "ccc", "a", "bb"];
                 patterns.extend(every_mix(&dollar, one, sep));
