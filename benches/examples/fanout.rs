@@ -1,7 +1,8 @@
-//! The high fan-out sets (`fanout-cuts`, `fanout-crowds`) in the core alone: each algorithm's
-//! whole set of topics as one `Engine::lookup_batch_into` call, passes interleaved, the fastest
-//! and the median pass in ns per topic and per delivered subscriber. The Python boundary
-//! benchmark (`python -m topicmatch.bench.boundary`) measures the same shapes through Python.
+//! The high fan-out sets (`fanout-cuts`, `fanout-crowds`) in the core alone, in each dialect's
+//! syntax: each algorithm's whole set of topics as one `Engine::lookup_batch_into` call, passes
+//! interleaved, the fastest and the median pass in ns per topic and per delivered subscriber.
+//! The Python boundary benchmark (`python -m topicmatch.bench.boundary`) measures the same
+//! shapes (MQTT) through Python.
 //!
 //! `cargo run --release -p topicmatch-benches --example fanout -- [PASSES] [ALGORITHM...]`
 //! (default: 20 passes of `cstrie`, `trie` and `inverted_bitmap`; `cstrie_cached` names the
@@ -11,11 +12,15 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use topicmatch_benches::{fanout, passes_and_names, Shape};
+use topicmatch_core::Dialect;
 
 fn main() {
     let (passes, names) = passes_and_names(20, &["cstrie", "trie", "inverted_bitmap"]);
-    for shape in [Shape::Cuts, Shape::Crowds] {
-        let w = fanout(shape);
+    let sets = [Shape::Cuts, Shape::Crowds]
+        .into_iter()
+        .flat_map(|shape| [Dialect::Mqtt, Dialect::Amqp, Dialect::Nats].map(|d| (shape, d)));
+    for (shape, dialect) in sets {
+        let w = fanout(shape, dialect);
         let topics: Vec<&str> = w.topics.iter().map(String::as_str).collect();
         let engines: Vec<_> = names.iter().map(|name| w.engine_named(name)).collect();
         let mut out = Vec::new();

@@ -1,5 +1,7 @@
 //! The high fan-out sets of the Python boundary benchmark (`topicmatch.bench.fanout`), for the
-//! core alone: deep path-like MQTT topics that match hundreds of subscribers each.
+//! core alone: deep path-like topics that match hundreds of subscribers each, in MQTT syntax as
+//! there, or written in AMQP or NATS syntax (the same matches: every filter ends in a
+//! multi-word wildcard above a topic's last level, where the three dialects agree).
 //!
 //! - `cuts`: every node of an 8-level name tree cut into filters, each level of the prefix kept
 //!   or replaced by `+`, then `#`: 255 filters match each topic, one subscriber each (a trie of
@@ -68,9 +70,9 @@ fn masked(path: &[String], out: &mut BTreeSet<String>) {
     }
 }
 
-/// The `shape`'s filters, each held by its own subscribers, and its topics (every leaf of the
-/// tree, shuffled).
-pub fn fanout(shape: Shape) -> Workload {
+/// The `shape`'s filters in `dialect`'s syntax, each held by its own subscribers, and its
+/// topics (every leaf of the tree, shuffled).
+pub fn fanout(shape: Shape, dialect: Dialect) -> Workload {
     let (levels, per_filter, name) = match shape {
         Shape::Cuts => (tree(&[2, 2, 3, 3, 3, 4, 4, 4], 2024), 1, "fanout-cuts"),
         Shape::Crowds => (tree(&[4, 5, 5, 6, 8], 2025), 32, "fanout-crowds"),
@@ -95,7 +97,7 @@ pub fn fanout(shape: Shape) -> Workload {
             }
         }
     }
-    let subscriptions = texts
+    let subscriptions: Vec<(String, i64)> = texts
         .into_iter()
         .zip((0i64..).step_by(per_filter))
         .flat_map(|(text, first)| (first..).take(per_filter).map(move |s| (text.clone(), s)))
@@ -108,24 +110,40 @@ pub fn fanout(shape: Shape) -> Workload {
     for i in (1..topics.len()).rev() {
         topics.swap(i, rng.below(i + 1));
     }
+    let (name, syntax): (String, fn(&str) -> String) = match dialect {
+        Dialect::Mqtt => (name.into(), str::to_owned),
+        Dialect::Amqp => (format!("{name}-amqp"), |text| {
+            text.replace('/', ".").replace('+', "*")
+        }),
+        Dialect::Nats => (format!("{name}-nats"), |text| {
+            text.replace('/', ".").replace('+', "*").replace('#', ">")
+        }),
+    };
     Workload {
-        name: name.into(),
-        dialect: Dialect::Mqtt,
-        subscriptions,
-        topics,
+        name,
+        dialect,
+        subscriptions: subscriptions
+            .into_iter()
+            .map(|(text, s)| (syntax(&text), s))
+            .collect(),
+        topics: topics.iter().map(|t| syntax(t)).collect(),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use topicmatch_core::Algorithm;
+    use topicmatch_core::{Algorithm, Dialect};
 
     use super::{fanout, Shape};
 
     #[test]
     fn every_topic_reaches_as_many_subscribers_as_the_python_sets() {
-        for (shape, per_topic, topics) in [(Shape::Cuts, 255, 6_912), (Shape::Crowds, 384, 4_800)] {
-            let w = fanout(shape);
+        let sets = [(Shape::Cuts, 255, 6_912), (Shape::Crowds, 384, 4_800)];
+        for ((shape, per_topic, topics), dialect) in sets
+            .into_iter()
+            .flat_map(|set| Dialect::ALL.map(|d| (set, d)))
+        {
+            let w = fanout(shape, dialect);
             assert_eq!(w.topics.len(), topics, "{shape:?}");
             let trie = w.engine(Algorithm::Trie);
             let naive = w.engine(Algorithm::Naive);
@@ -135,8 +153,8 @@ mod tests {
                 naive.lookup_into(topic, &mut expected).unwrap();
                 got.sort_unstable();
                 expected.sort_unstable();
-                assert_eq!(got.len(), per_topic, "{shape:?} {topic}");
-                assert_eq!(got, expected, "{shape:?} {topic}");
+                assert_eq!(got.len(), per_topic, "{shape:?} {dialect:?} {topic}");
+                assert_eq!(got, expected, "{shape:?} {dialect:?} {topic}");
             }
         }
     }
