@@ -18,7 +18,7 @@ fn main() {
     let (passes, names) = passes_and_names(20, &["cstrie", "trie", "inverted_bitmap"]);
     let sets = [Shape::Cuts, Shape::Crowds]
         .into_iter()
-        .flat_map(|shape| [Dialect::Mqtt, Dialect::Amqp, Dialect::Nats].map(|d| (shape, d)));
+        .flat_map(|shape| Dialect::ALL.map(|d| (shape, d)));
     for (shape, dialect) in sets {
         let w = fanout(shape, dialect);
         let topics: Vec<&str> = w.topics.iter().map(String::as_str).collect();

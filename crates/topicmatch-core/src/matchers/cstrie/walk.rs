@@ -12,8 +12,8 @@
 //! usual shapes (a topic of n words with a one-word wildcard child at every level needs n
 //! entries) and spills to the heap past that. Once [`WIDE`] states wait, the walk goes on level
 //! by level instead ([`wide`]), asking for a whole level's nodes before reading any, so that
-//! their cache misses overlap. The walk is compiled once per dialect, so NATS
-//! and MQTT carry no AMQP `#` memo and only MQTT checks the `$` rule.
+//! their cache misses overlap. The walk is compiled once per dialect, so NATS and MQTT carry no
+//! AMQP `#` memo and only MQTT checks the `$` rule.
 
 #[cfg(not(loom))]
 use std::cell::RefCell;
