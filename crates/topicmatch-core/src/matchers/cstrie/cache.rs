@@ -29,14 +29,20 @@
 //! 10^9 changes a second).
 //!
 //! # Bounds
-//! `capacity` entries (rounded up to even, at most [`MAX_SLOTS`]: 32 MiB of slots, whatever
-//! is asked), in buckets of two slots chosen by the topic's hash.
+//! `capacity` entries (rounded up to even, at most [`MAX_SLOTS`]: 64 MiB of slots, whatever
+//! is asked), in buckets of two slots (32 bytes, half a cache line). A topic has two buckets,
+//! chosen by two hashes of its key, so four slots it may take: with one bucket each, a cache
+//! holding as many topics as half its capacity left a tenth of them out (three or more topics
+//! on one bucket); with two, under one in a hundred. Each slot keeps a tag beside its entry's
+//! pointer, a hash of the entry's topic and generation: a lookup reads an entry only where
+//! the tag is its own, so a topic not cached costs the two buckets' lines and no entry.
 //! A topic is compared through its 16-byte [`Key`] (a topic under 16 bytes *is* its key; a
 //! longer one's key is a hash, so its bytes are compared too). A topic is cached on its second
 //! sighting *within one generation* ([`Doorkeeper`], keyed by topic and generation): a fill
 //! costs allocations and a deferred free, and pays off only if hits follow before the next
 //! change, so under steady churn (a change every few lookups) almost nothing is filled. It
-//! replaces its own entry, else an empty or stale slot, else the slot its hash picks. Results
+//! replaces its own entry, else an empty or stale slot of its first bucket, then of its
+//! second, else the one of its four slots its hash picks. Results
 //! of more than [`MAX_IDS`] subscribers are not cached. Replaced entries are freed through the
 //! epoch ([`Slot`]).
 
@@ -51,7 +57,7 @@ use crate::sync::{AtomicU64, Ordering};
 pub(super) const MAX_IDS: usize = 1024;
 
 /// The most entries a cache holds, whatever capacity is asked for: its slots are allocated
-/// up front (8 bytes each; an entry itself only once filled).
+/// up front (16 bytes each; an entry itself only once filled).
 pub(super) const MAX_SLOTS: usize = 1 << 22;
 
 /// One topic's result, as of one generation.
@@ -70,6 +76,27 @@ impl Entry {
     }
 }
 
+/// One place for an entry: the entry, and the tag of the entry it holds ([`tag`]). The tag is
+/// a hint, written after the entry; a reader still checks the entry it reads.
+struct Cell {
+    tag: AtomicU64,
+    entry: Slot<Entry>,
+}
+
+impl Default for Cell {
+    fn default() -> Self {
+        Cell {
+            tag: AtomicU64::new(0),
+            entry: Slot::default(),
+        }
+    }
+}
+
+/// Two cells, in one half of a cache line.
+#[derive(Default)]
+#[repr(align(32))]
+struct Bucket([Cell; 2]);
+
 /// See the module docs.
 pub(super) struct Cache {
     writing: AtomicU64,
@@ -77,7 +104,7 @@ pub(super) struct Cache {
     /// The latest generation any entry was filled in (a hint, only ever raised): a lookup of
     /// a later generation has nothing to find, and skips the probe.
     filled: AtomicU64,
-    slots: Box<[Slot<Entry>]>,
+    buckets: Box<[Bucket]>,
     door: Doorkeeper,
 }
 
@@ -109,8 +136,8 @@ impl Cache {
             writing: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             filled: AtomicU64::new(0),
-            slots: (0..capacity.div_ceil(2) * 2)
-                .map(|_| Slot::default())
+            buckets: (0..capacity.div_ceil(2))
+                .map(|_| Bucket::default())
                 .collect(),
             door: Doorkeeper::new(capacity),
         }
@@ -142,13 +169,24 @@ impl Cache {
             && self.generation.load(Ordering::SeqCst) == ticket.generation
     }
 
-    /// The bucket of a topic whose key is `key`: two slots.
+    /// The cells a topic whose key is `key` may take: its first bucket's two, then its second
+    /// bucket's (another bucket whenever there are two or more; with one, the same two again).
     #[inline]
-    fn bucket(&self, key: Key) -> &[Slot<Entry>] {
-        // Multiply-shift: any number of buckets, no division.
-        let buckets = self.slots.len() / 2;
-        let index = ((u128::from(key.hash()) * buckets as u128) >> 64) as usize;
-        &self.slots[2 * index..2 * index + 2]
+    fn candidates(&self, key: Key) -> [&Cell; 4] {
+        let buckets = self.buckets.len();
+        let hash = key.hash();
+        let first = scale(hash, buckets);
+        // The second from other bits of the hash, among the other buckets.
+        let other = (hash ^ (hash >> 32)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        // Below `2 * buckets - 1`: one subtraction wraps it (no division on the lookup path).
+        let second = first + 1 + scale(other, buckets - 1);
+        let second = if second >= buckets {
+            second - buckets
+        } else {
+            second
+        };
+        let [a, b] = [&self.buckets[first].0, &self.buckets[second].0];
+        [&a[0], &a[1], &b[0], &b[1]]
     }
 
     /// The cached subscribers of `topic`, if its entry is of `ticket`'s generation.
@@ -163,8 +201,13 @@ impl Cache {
         if !ticket.quiet || self.filled.load(Ordering::Relaxed) != ticket.generation {
             return None;
         }
-        self.bucket(ticket.key).iter().find_map(|slot| {
-            let entry = slot.load(pin)?;
+        let tag = tag(ticket.key, ticket.generation);
+        self.candidates(ticket.key).into_iter().find_map(|cell| {
+            // Relaxed: a hint; the entry's own stamp and key decide.
+            if cell.tag.load(Ordering::Relaxed) != tag {
+                return None;
+            }
+            let entry = cell.entry.load(pin)?;
             (entry.generation == ticket.generation && entry.is(ticket.key, topic))
                 .then_some(&*entry.ids)
         })
@@ -181,8 +224,8 @@ impl Cache {
         if !self.door.seen_hash_before(sighting) {
             return;
         }
-        let bucket = self.bucket(ticket.key);
-        let entries = [bucket[0].load(pin), bucket[1].load(pin)];
+        let cells = self.candidates(ticket.key);
+        let entries = cells.map(|cell| cell.entry.load(pin));
         let victim = entries
             .iter()
             .position(|e| e.is_some_and(|e| e.is(ticket.key, topic)))
@@ -191,8 +234,9 @@ impl Cache {
                     .iter()
                     .position(|e| e.map_or(true, |e| e.generation != ticket.generation))
             })
-            .unwrap_or((ticket.key.hash() >> 63) as usize);
-        bucket[victim].replace(
+            .unwrap_or_else(|| scale(ticket.key.hash().rotate_left(17), cells.len()));
+        let cell = cells[victim];
+        cell.entry.replace(
             Entry {
                 generation: ticket.generation,
                 key: ticket.key,
@@ -201,6 +245,10 @@ impl Cache {
             },
             pin,
         );
+        // After the entry: a reader seeing this tag with an older entry finds that entry's
+        // stamp or key wrong, and misses.
+        cell.tag
+            .store(tag(ticket.key, ticket.generation), Ordering::Relaxed);
         // Raised only: a late fill of an older generation must not hide the newer entries.
         self.filled.fetch_max(ticket.generation, Ordering::Relaxed);
     }
@@ -208,16 +256,34 @@ impl Cache {
     /// How many entries it can hold.
     #[cfg(test)]
     pub(super) fn slots(&self) -> usize {
-        self.slots.len()
+        self.buckets.len() * 2
     }
 
     /// The slots now holding an entry of the current generation (tests and statistics).
     #[cfg(test)]
     pub(super) fn live(&self, pin: &Pin<'_>) -> usize {
         let generation = self.generation.load(Ordering::SeqCst);
-        self.slots
+        self.buckets
             .iter()
-            .filter(|slot| slot.load(pin).is_some_and(|e| e.generation == generation))
+            .flat_map(|bucket| &bucket.0)
+            .filter(|cell| {
+                cell.entry
+                    .load(pin)
+                    .is_some_and(|e| e.generation == generation)
+            })
             .count()
     }
+}
+
+/// The tag of an entry for a topic whose key is `key`, filled in `generation`: never 0, the
+/// tag of a cell that was never filled.
+#[inline]
+fn tag(key: Key, generation: u64) -> u64 {
+    (key.hash() ^ generation.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+}
+
+/// `hash` scaled to `0..n` by multiply-shift (any `n`, no division); 0 when `n` is 0.
+#[inline]
+fn scale(hash: u64, n: usize) -> usize {
+    ((u128::from(hash) * n as u128) >> 64) as usize
 }

@@ -189,3 +189,19 @@ fn under_churn_nothing_is_filled() {
         assert_eq!(live(&m), 0, "round {i}");
     }
 }
+
+#[test]
+fn a_cache_holds_as_many_topics_as_half_its_capacity() {
+    // 2,048 topics in 4,096 slots. With one bucket of two slots per topic, about a tenth of
+    // them found their bucket full (three or more topics on it); with two buckets, almost none.
+    let m = cached(4096);
+    m.insert(&pattern("#"), 1);
+    let topics: Vec<String> = (0..2048).map(|i| format!("t.{i}")).collect();
+    for _ in 0..3 {
+        for topic in &topics {
+            assert_eq!(lookup(&m, topic), vec![1]);
+        }
+    }
+    let held = live(&m);
+    assert!(held >= 2048 * 99 / 100, "{held} of 2048 topics held");
+}
