@@ -96,3 +96,14 @@ def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
     assert figures[("ftm", "lookup_many/paho")] > 0
     assert ("ftm", "core passes@1t") not in figures  # no binary: no core figure
     assert "fanout-crowds" in printed.getvalue()
+
+
+def test_the_boundary_bench_times_a_cached_matcher_under_its_own_label() -> None:
+    """`--cache-capacity N` gives the fan-out matchers a result cache, and their records say
+    so: a cached figure never passes for the uncached algorithm's."""
+    records = boundary.fanout_figures("cstrie", 1, cache_capacity=8192)
+    assert records
+    assert {r.algorithm for r in records} == {"cstrie[cache 8192]"}
+    ratios = [r.value for r in records if r.metric == "lookup_many/paho"]
+    assert len(ratios) == len(fanout.SHAPES)
+    assert all(math.isfinite(v) and v > 0 for v in ratios)

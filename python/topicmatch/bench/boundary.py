@@ -11,6 +11,7 @@
 - ftm with a tenth of the subscriptions in groups against none (``groups_figures``).
 
     python -m topicmatch.bench.boundary [--threads 1 2 4 8] [--quick] [--json FILE]
+        [--algorithm NAME] [--cache-capacity N]
 
 Needs the ``bench`` extra (paho-mqtt) and pyarrow. Each figure is the best of several
 alternating runs, as ``scaling`` explains.
@@ -100,17 +101,31 @@ def paho_lookup(matcher: Any) -> Callable[[str], set[int]]:
     return lookup
 
 
-def fanout_figures(algorithm: str, repeats: int) -> list[Record]:
+def _label(algorithm: str, cache_capacity: int | None) -> str:
+    """The records' algorithm: ``cstrie`` or, with a cache, ``cstrie[cache 16384]``."""
+    return algorithm if cache_capacity is None else f"{algorithm}[cache {cache_capacity}]"
+
+
+def _matcher(dialect: str, algorithm: str, cache_capacity: int | None) -> tm.Matcher:
+    if cache_capacity is None:
+        return tm.Matcher(dialect, algorithm)
+    return tm.Matcher(dialect, algorithm, cache_capacity=cache_capacity)
+
+
+def fanout_figures(algorithm: str, repeats: int,
+                   cache_capacity: int | None = None) -> list[Record]:
     """Per delivered subscriber through ``lookup_many`` on each fan-out shape, and the ratio to
-    paho-mqtt plus a set union on the ``distinct`` set."""
+    paho-mqtt plus a set union on the ``distinct`` set; with ``cache_capacity``, the matchers
+    keep that many cached topics (every figure then repeats topics the cache holds)."""
     import pyarrow as pa
 
+    label = _label(algorithm, cache_capacity)
     records = []
     for shape in fanout.SHAPES:
         runs = {}
         for subscribers in ("distinct", "few"):
             w = fanout.workload(shape, subscribers)
-            m = tm.Matcher("mqtt", algorithm)
+            m = _matcher("mqtt", algorithm, cache_capacity)
             for text, subscriber in w.subscriptions:
                 m.subscribe(text, subscriber)
             delivered = sum(map(len, m.lookup_many(w.topics)))
@@ -120,57 +135,59 @@ def fanout_figures(algorithm: str, repeats: int) -> list[Record]:
                 topics = w.topics[: max(200, len(w.topics) // 10)]
                 paho = best_of(max(1, repeats // 2), lambda: [lookup(t) for t in topics])
                 ours = best_of(repeats, lambda: m.lookup_many(topics))
-                records.append(Record(algorithm, f"fanout-{shape}", "lookup_many/paho", paho / ours,
+                records.append(Record(label, f"fanout-{shape}", "lookup_many/paho", paho / ours,
                                       "x", note="paho-mqtt MQTTMatcher + set union, same answer"))
                 # The floor under any call that returns a list per topic: CPython copying
                 # the same rows (a new list, an increment and a store per subscriber, and
                 # freeing it), with no matching at all.
                 rows = m.lookup_many(w.topics)
                 floor = best_of(repeats, lambda: [row.copy() for row in rows])
-                records.append(Record(algorithm, f"fanout-{shape}", "list.copy floor",
+                records.append(Record(label, f"fanout-{shape}", "list.copy floor",
                                       floor / delivered * 1e9, "ns",
                                       note="per subscriber: CPython copying the same rows"))
-                records.append(Record(algorithm, f"fanout-{shape}", "lookup_many/floor",
+                records.append(Record(label, f"fanout-{shape}", "lookup_many/floor",
                                       runs[subscribers][0] / floor, "x",
                                       note="whole lookup_many against copying its rows"))
                 few_rows = rows[: len(topics)]
                 floor_paho = best_of(repeats, lambda: [row.copy() for row in few_rows])
                 few_delivered = sum(map(len, few_rows))
                 floor_ns = floor_paho / few_delivered * 1e9
-                records.append(Record(algorithm, f"fanout-{shape}", "per delivered, paho's topics",
+                records.append(Record(label, f"fanout-{shape}", "per delivered, paho's topics",
                                       ours / few_delivered * 1e9, "ns",
                                       note=f"whole call; list floor {floor_ns:.2f} ns"))
-                records.append(Record(algorithm, f"fanout-{shape}", "paho/floor", paho / floor_paho,
+                records.append(Record(label, f"fanout-{shape}", "paho/floor", paho / floor_paho,
                                       "x", note="the most any list-returning call can be "
                                       "above paho here"))
                 single = m.lookup
                 one_each = best_of(repeats, lambda: [single(t) for t in topics])
-                records.append(Record(algorithm, f"fanout-{shape}", "lookup per delivered",
+                records.append(Record(label, f"fanout-{shape}", "lookup per delivered",
                                       one_each / few_delivered * 1e9, "ns",
                                       note="paho's topics, one call each"))
                 column = pa.array(w.topics, pa.string())
                 arrow = best_of(repeats, lambda: m.lookup_arrow(column))
-                records.append(Record(algorithm, f"fanout-{shape}", "lookup_arrow per delivered",
+                records.append(Record(label, f"fanout-{shape}", "lookup_arrow per delivered",
                                       arrow / delivered * 1e9, "ns",
                                       note="every topic, one array: indices, no object"))
         (t_many, n_many), (t_few, n_few) = runs["distinct"], runs["few"]
         per = (t_many - t_few) / (n_many - n_few) * 1e9
         topics_n = len(fanout.workload(shape).topics)
-        records.append(Record(algorithm, f"fanout-{shape}", "ns per delivered subscriber", per,
+        records.append(Record(label, f"fanout-{shape}", "ns per delivered subscriber", per,
                               "ns", note=f"{n_many / topics_n:.0f} vs {n_few / topics_n:.0f} "
                               "subscribers per topic"))
-        records.append(Record(algorithm, f"fanout-{shape}", "ns per delivered, whole call",
+        records.append(Record(label, f"fanout-{shape}", "ns per delivered, whole call",
                               t_many / n_many * 1e9, "ns", note="matching included"))
-        records.append(Record(algorithm, f"fanout-{shape}", "lookup_many delivered/s",
+        records.append(Record(label, f"fanout-{shape}", "lookup_many delivered/s",
                               n_many / t_many, "subs/s"))
     return records
 
 
-def ftm_vs_paho(algorithm: str, repeats: int) -> list[Record]:
+def ftm_vs_paho(algorithm: str, repeats: int,
+                cache_capacity: int | None = None) -> list[Record]:
     """ftm (MQTT syntax) through ``lookup`` and ``lookup_many`` against paho + union."""
+    label = _label(algorithm, cache_capacity)
     subs = [(p.replace(".", "/").replace("*", "+"), i) for i, p in enumerate(ftm_subscriptions())]
     topics = [t.replace(".", "/") for t in ftm_messages()[:20_000]]
-    m = tm.Matcher("mqtt", algorithm)
+    m = _matcher("mqtt", algorithm, cache_capacity)
     for text, subscriber in subs:
         m.subscribe(text, subscriber)
     lookup = paho_lookup(_paho(subs))
@@ -180,9 +197,9 @@ def ftm_vs_paho(algorithm: str, repeats: int) -> list[Record]:
     ours_many = best_of(repeats, lambda: m.lookup_many(topics))
     n = len(topics)
     return [
-        Record(algorithm, "ftm", "lookup/paho", paho / ours_single, "x",
+        Record(label, "ftm", "lookup/paho", paho / ours_single, "x",
                note=f"{n / ours_single / 1e6:.2f} M/s against {n / paho / 1e6:.2f} M/s"),
-        Record(algorithm, "ftm", "lookup_many/paho", paho / ours_many, "x",
+        Record(label, "ftm", "lookup_many/paho", paho / ours_many, "x",
                note=f"{n / ours_many / 1e6:.2f} M/s"),
     ]
 
@@ -234,6 +251,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer and shorter runs")
     parser.add_argument("--passes", type=Path, default=PASSES, help="the passes example binary")
     parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument("--cache-capacity", type=int, metavar="N",
+                        help="give the fan-out and ftm-against-paho matchers a cache of N "
+                             "topics (thread scaling, Arrow and groups stay uncached)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 10
     results = scaling.scaling(
@@ -244,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(scaling.render(results))
     records = [r for s in results for r in s.records()]
     extra = [*arrow_vs_core(args.algorithm, repeats, args.passes),
-             *fanout_figures(args.algorithm, repeats), *ftm_vs_paho(args.algorithm, repeats),
+             *fanout_figures(args.algorithm, repeats, args.cache_capacity),
+             *ftm_vs_paho(args.algorithm, repeats, args.cache_capacity),
              *groups_figures(args.algorithm, repeats)]
     print(render(extra))
     records.extend(extra)
