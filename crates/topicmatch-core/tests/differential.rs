@@ -60,6 +60,9 @@ fn check(dialect: Dialect, ops: &[Op]) -> Result<(), TestCaseError> {
     for (algorithm, m) in variants(dialect) {
         let oracle = engine(dialect, Algorithm::Naive);
         let mut ids = Vec::new();
+        // Every topic looked up so far: asked again as one batch after each lookup, so that
+        // batches cross the `cstrie`'s groups of topics, with invalid topics among them.
+        let mut seen: Vec<&str> = Vec::new();
         for op in ops {
             match op {
                 Op::Subscribe(p, s) => {
@@ -95,6 +98,33 @@ fn check(dialect: Dialect, ops: &[Op]) -> Result<(), TestCaseError> {
                         Err(_) => prop_assert!(batch.is_err(), "{} batch {:?}", algorithm, t),
                     }
                     prop_assert_eq!(oracle.matches_any(t), m.matches_any(t));
+                    seen.push(t);
+                    let (mut found, mut ends) = (Vec::new(), Vec::new());
+                    let batch = m.lookup_batch_into(&seen, &mut found, &mut ends);
+                    // The batch stops at its first invalid topic, keeping the rows before it.
+                    let invalid = seen.iter().position(|t| oracle.lookup(t).is_err());
+                    prop_assert_eq!(
+                        batch.is_err(),
+                        invalid.is_some(),
+                        "{} {:?}",
+                        algorithm,
+                        seen
+                    );
+                    prop_assert_eq!(ends.len(), invalid.unwrap_or(seen.len()));
+                    let mut start = 0;
+                    for (topic, &end) in seen.iter().zip(&ends) {
+                        let want = oracle.lookup(topic).map(sorted).expect("valid");
+                        let got = sorted(m.resolve(&found[start..end]));
+                        prop_assert_eq!(
+                            want,
+                            got,
+                            "{} batch {:?} row {:?}",
+                            algorithm,
+                            seen,
+                            topic
+                        );
+                        start = end;
+                    }
                 }
             }
         }

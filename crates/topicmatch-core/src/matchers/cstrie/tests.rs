@@ -228,3 +228,58 @@ fn a_pattern_with_many_subscribers_crosses_array_and_hamt_both_ways() {
     assert!(m.remove(&other, 1_000_000));
     assert!(root_is_empty(&m));
 }
+
+/// A batch of MQTT or NATS topics is walked in groups: across groups, with `$` topics, a
+/// subscriber under several matching patterns, sets past the inline two and a topic the
+/// tokenizer refuses, each row is what a lookup of its topic alone gives.
+#[test]
+fn a_batch_in_groups_finds_what_each_topic_finds_alone() {
+    for (d, multi, one, sep) in [
+        (Dialect::Mqtt, "#", "+", "/"),
+        (Dialect::Nats, ">", "*", "."),
+    ] {
+        let m = matcher(d);
+        let texts = [
+            format!("a{sep}{multi}"),
+            format!("a{sep}b{sep}{multi}"),
+            format!("{one}{sep}b{sep}{multi}"),
+            format!("a{sep}{one}{sep}c"),
+            format!("a{sep}b{sep}c"),
+            multi.to_string(),
+            format!("$s{sep}{multi}"),
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            // Every pattern held by 5 subscribers, and subscriber 1000 under every pattern.
+            for k in 0..5 {
+                m.insert(&pattern(d, text), 10 * i as u64 + k);
+            }
+            m.insert(&pattern(d, text), 1000);
+        }
+        let topics: Vec<String> = [
+            "a.b.c", "a.b", "x.b.y", "a", "$s.b", "a.x.c", "q", "a.b.c.d", "$s", "x.b", "a.b.c",
+        ]
+        .iter()
+        .map(|t| t.replace('.', sep))
+        .collect();
+        let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let (mut out, mut ends) = (vec![7], vec![1]);
+        m.lookup_batch_into(&topics, &mut out, &mut ends).unwrap();
+        assert_eq!(ends.len(), topics.len() + 1);
+        for (i, topic) in topics.iter().enumerate() {
+            let mut row = out[ends[i]..ends[i + 1]].to_vec();
+            let found = row.len();
+            row.sort_unstable();
+            row.dedup();
+            assert_eq!(row.len(), found, "{d:?} {topic}: duplicates");
+            assert_eq!(row, lookup(&m, topic), "{d:?} {topic}");
+        }
+        // An invalid topic stops the batch; the rows of the topics before it stay.
+        let mut bad = topics.clone();
+        let invalid = format!("a{sep}{multi}");
+        bad.insert(6, &invalid);
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        assert!(m.lookup_batch_into(&bad, &mut out, &mut ends).is_err());
+        assert_eq!(ends.len(), 6, "{d:?}");
+        assert_eq!(out[ends[4]..ends[5]].len(), lookup(&m, topics[5]).len());
+    }
+}

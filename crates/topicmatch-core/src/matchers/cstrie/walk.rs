@@ -147,14 +147,14 @@ fn spill<T>(inline: &mut ArrayVec<T, INLINE>, items: &mut Vec<T>, item: T) {
     items.push(item);
 }
 
-/// Keys the words `cursor` hands out into `words`; false if the topic is invalid (some words
+/// Keys the words `cursor` hands out, passing each to `push`; false if the topic is invalid (some words
 /// may have been keyed).
 #[inline(always)]
 #[allow(clippy::inline_always)] // the lookup's front end, once per cursor type
-fn probe_all<'w, C: Cursor<'w>>(mut cursor: C, words: &mut Spilling<Probe<'w>>) -> bool {
+pub(super) fn probe_all<'w, C: Cursor<'w>>(mut cursor: C, mut push: impl FnMut(Probe<'w>)) -> bool {
     loop {
         match cursor.step() {
-            Step::Word(token) => words.push(if C::SHORT_WORDS || token.len() < SHORT {
+            Step::Word(token) => push(if C::SHORT_WORDS || token.len() < SHORT {
                 Probe::short(token.bytes(), token.head())
             } else {
                 Probe::of(token.bytes())
@@ -166,13 +166,13 @@ fn probe_all<'w, C: Cursor<'w>>(mut cursor: C, words: &mut Spilling<Probe<'w>>) 
 }
 
 /// A dialect's walk, chosen at compile time.
-trait Rules {
+pub(super) trait Rules {
     const DIALECT: Dialect;
 }
 
-struct Amqp;
-struct Mqtt;
-struct Nats;
+pub(super) struct Amqp;
+pub(super) struct Mqtt;
+pub(super) struct Nats;
 
 impl Rules for Amqp {
     const DIALECT: Dialect = Dialect::Amqp;
@@ -203,32 +203,12 @@ impl CsTrieMatcher {
         let pin = self.reclaim.pin();
         lookup_cached(self, topic, out, first_only, &pin, distinct)
     }
-
-    /// Looks up every topic under one pin (the layout of [`Matcher::lookup_batch_into`];
-    /// with `distinct`, of [`Matcher::lookup_batch_distinct_into`]).
-    ///
-    /// [`Matcher::lookup_batch_into`]: crate::matcher::Matcher::lookup_batch_into
-    /// [`Matcher::lookup_batch_distinct_into`]: crate::matcher::Matcher::lookup_batch_distinct_into
-    pub(super) fn walk_batch(
-        &self,
-        topics: &[&str],
-        out: &mut Vec<SubscriberId>,
-        ends: &mut Vec<usize>,
-        distinct: Option<&dyn Fn() -> bool>,
-    ) -> Result<()> {
-        let pin = self.reclaim.pin();
-        for topic in topics {
-            lookup_cached(self, topic, out, false, &pin, distinct)?;
-            ends.push(out.len());
-        }
-        Ok(())
-    }
 }
 
 /// [`lookup_pinned`], through the result cache if the trie has one.
 #[inline(always)]
 #[allow(clippy::inline_always)] // once per lookup: the uncached path makes no call
-fn lookup_cached(
+pub(super) fn lookup_cached(
     trie: &CsTrieMatcher,
     topic: &str,
     out: &mut Vec<SubscriberId>,
@@ -272,7 +252,7 @@ fn through(
 
 /// [`CsTrieMatcher::walk_topic`] under a pin the caller holds.
 #[inline]
-fn lookup_pinned(
+pub(super) fn lookup_pinned(
     trie: &CsTrieMatcher,
     topic: &str,
     out: &mut Vec<SubscriberId>,
@@ -319,9 +299,9 @@ fn walk<R: Rules, const FIRST_ONLY: bool>(
     // the rules.
     let mut words: Spilling<Probe<'_>> = Spilling::new();
     let valid = match tokens::tokens(dialect, limits, topic) {
-        Tokens::Tiny(cursor) => probe_all(cursor, &mut words),
-        Tokens::Short(cursor) => probe_all(cursor, &mut words),
-        Tokens::Long(cursor) => probe_all(cursor, &mut words),
+        Tokens::Tiny(cursor) => probe_all(cursor, |probe| words.push(probe)),
+        Tokens::Short(cursor) => probe_all(cursor, |probe| words.push(probe)),
+        Tokens::Long(cursor) => probe_all(cursor, |probe| words.push(probe)),
     };
     if !valid {
         words.clear();
@@ -565,7 +545,7 @@ fn swallow<'g>(
 
 /// Removes duplicates from `out[start..]`: in place for the usual few ids (no sort), by
 /// [`dedup_tail`] for more.
-fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
+pub(super) fn dedup(out: &mut Vec<SubscriberId>, start: usize) {
     const FEW: usize = 16;
     let len = out.len();
     if len - start > FEW {
