@@ -183,6 +183,15 @@ fn many_hashes_stay_polynomial() {
         let key = vec!["a"; 127].join(".");
         let started = Instant::now();
         assert_eq!(m.lookup(&key).unwrap(), vec![Subscriber::Int(1)]);
+        // A batch too (the `cstrie` walks one in groups of topics); `b` matches the first.
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        m.lookup_batch_into(&[&key, "b", &key], &mut out, &mut ends)
+            .unwrap();
+        assert_eq!(
+            m.resolve(&out),
+            vec![Subscriber::Int(1); 3],
+            "{algorithm:?}"
+        );
         // Exponential backtracking would take years; polynomial takes microseconds.
         assert!(started.elapsed() < Duration::from_secs(2));
     }

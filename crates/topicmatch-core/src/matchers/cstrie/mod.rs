@@ -36,7 +36,7 @@
 //! - **lookup** pins once (once per batch in `lookup_batch_into`), then walks depth first over
 //!   (main node, position) states (AMQP `#` states memoised), reading each I-node with one load
 //!   as its state is pushed; a walk with many states waiting goes on level by level, a whole
-//!   level's loads in flight. A batch of MQTT or NATS topics is walked a few topics at a time,
+//!   level's loads in flight. A batch of high fan-out topics is walked a few topics at a time,
 //!   level by level, so that the loads of different topics are in flight together ([`batch`]).
 //!
 //! # Invariants

@@ -229,17 +229,18 @@ fn a_pattern_with_many_subscribers_crosses_array_and_hamt_both_ways() {
     assert!(root_is_empty(&m));
 }
 
-/// A batch of MQTT or NATS topics is walked in groups: across groups, with `$` topics, a
-/// subscriber under several matching patterns, sets past the inline two and a topic the
+/// A batch is walked in groups: across groups, with `$` topics, a subscriber under several
+/// matching patterns, sets past the inline two, AMQP `#`s with children and a topic the
 /// tokenizer refuses, each row is what a lookup of its topic alone gives.
 #[test]
 fn a_batch_in_groups_finds_what_each_topic_finds_alone() {
     for (d, multi, one, sep) in [
         (Dialect::Mqtt, "#", "+", "/"),
         (Dialect::Nats, ">", "*", "."),
+        (Dialect::Amqp, "#", "*", "."),
     ] {
         let m = matcher(d);
-        let texts = [
+        let mut texts = vec![
             format!("a{sep}{multi}"),
             format!("a{sep}b{sep}{multi}"),
             format!("{one}{sep}b{sep}{multi}"),
@@ -248,6 +249,10 @@ fn a_batch_in_groups_finds_what_each_topic_finds_alone() {
             multi.to_string(),
             format!("$s{sep}{multi}"),
         ];
+        if d == Dialect::Amqp {
+            // A `#` with children swallows words, reaching `c` from several of them.
+            texts.extend(["a.#.c", "#.b.#", "#.#"].map(String::from));
+        }
         for (i, text) in texts.iter().enumerate() {
             // Every pattern held by 5 subscribers, and subscriber 1000 under every pattern.
             for k in 0..5 {
@@ -263,7 +268,8 @@ fn a_batch_in_groups_finds_what_each_topic_finds_alone() {
         .collect();
         let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
         let (mut out, mut ends) = (vec![7], vec![1]);
-        m.lookup_batch_into(&topics, &mut out, &mut ends).unwrap();
+        m.walk_batch_in_groups(&topics, &mut out, &mut ends)
+            .unwrap();
         assert_eq!(ends.len(), topics.len() + 1);
         for (i, topic) in topics.iter().enumerate() {
             let mut row = out[ends[i]..ends[i + 1]].to_vec();
@@ -275,11 +281,90 @@ fn a_batch_in_groups_finds_what_each_topic_finds_alone() {
         }
         // An invalid topic stops the batch; the rows of the topics before it stay.
         let mut bad = topics.clone();
-        let invalid = format!("a{sep}{multi}");
+        let invalid = if d == Dialect::Amqp {
+            "a.".repeat(200) // longer than a routing key's 255 bytes
+        } else {
+            format!("a{sep}{multi}")
+        };
         bad.insert(6, &invalid);
         let (mut out, mut ends) = (Vec::new(), Vec::new());
-        assert!(m.lookup_batch_into(&bad, &mut out, &mut ends).is_err());
+        assert!(m.walk_batch_in_groups(&bad, &mut out, &mut ends).is_err());
         assert_eq!(ends.len(), 6, "{d:?}");
         assert_eq!(out[ends[4]..ends[5]].len(), lookup(&m, topics[5]).len());
+    }
+}
+
+/// Random patterns and batches over a tiny alphabet (empty words, `$` words and every
+/// wildcard, so invalid texts too): every batch walked in groups gives each valid topic what
+/// its lookup alone gives, and stops at the first invalid one as a lookup would.
+mod batches {
+    use proptest::prelude::*;
+
+    use super::{lookup, matcher};
+    use crate::dialect::{Dialect, Limits};
+    use crate::matcher::Matcher;
+    use crate::pattern::Pattern;
+
+    const WORDS: &[&str] = &["a", "b", "", "$s", "*", "#", "+", ">"];
+
+    fn text(sep: &'static str) -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(WORDS), 0..5).prop_map(move |w| w.join(sep))
+    }
+
+    fn check(
+        d: Dialect,
+        patterns: &[(String, u64)],
+        topics: &[String],
+    ) -> Result<(), TestCaseError> {
+        let m = matcher(d);
+        let limits = Limits::for_dialect(d);
+        for (text, id) in patterns {
+            if let Ok(pattern) = Pattern::parse(d, &limits, text) {
+                m.insert(&pattern, *id);
+            }
+        }
+        let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        let batch = m.walk_batch_in_groups(&topics, &mut out, &mut ends);
+        let invalid = topics
+            .iter()
+            .position(|t| m.lookup_into(t, &mut Vec::new()).is_err());
+        prop_assert_eq!(batch.is_err(), invalid.is_some());
+        prop_assert_eq!(ends.len(), invalid.unwrap_or(topics.len()));
+        let mut start = 0;
+        for (topic, &end) in topics.iter().zip(&ends) {
+            let mut row = out[start..end].to_vec();
+            let found = row.len();
+            row.sort_unstable();
+            row.dedup();
+            prop_assert_eq!(row.len(), found, "{:?} {:?}: duplicates", d, topic);
+            prop_assert_eq!(row, lookup(&m, topic), "{:?} {:?}", d, topic);
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn cases(sep: &'static str) -> impl Strategy<Value = (Vec<(String, u64)>, Vec<String>)> {
+        (
+            prop::collection::vec((text(sep), 0..6u64), 0..24),
+            prop::collection::vec(text(sep), 0..14),
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn amqp_groups_find_what_lookups_find((patterns, topics) in cases(".")) {
+            check(Dialect::Amqp, &patterns, &topics)?;
+        }
+
+        #[test]
+        fn mqtt_groups_find_what_lookups_find((patterns, topics) in cases("/")) {
+            check(Dialect::Mqtt, &patterns, &topics)?;
+        }
+
+        #[test]
+        fn nats_groups_find_what_lookups_find((patterns, topics) in cases(".")) {
+            check(Dialect::Nats, &patterns, &topics)?;
+        }
     }
 }
