@@ -101,11 +101,33 @@ impl CsTrieMatcher {
         distinct: Option<&dyn Fn() -> bool>,
         fanout: usize,
     ) -> Result<()> {
+        let ask = Ask {
+            trie: self,
+            pin,
+            distinct,
+        };
         match self.config.dialect {
-            Dialect::Amqp => batch::<Amqp>(self, topics, out, ends, pin, distinct, fanout),
-            Dialect::Mqtt => batch::<Mqtt>(self, topics, out, ends, pin, distinct, fanout),
-            Dialect::Nats => batch::<Nats>(self, topics, out, ends, pin, distinct, fanout),
+            Dialect::Amqp => batch::<Amqp>(ask, topics, out, ends, fanout),
+            Dialect::Mqtt => batch::<Mqtt>(ask, topics, out, ends, fanout),
+            Dialect::Nats => batch::<Nats>(ask, topics, out, ends, fanout),
         }
+    }
+}
+
+/// What each topic of a batch is looked up under.
+#[derive(Clone, Copy)]
+struct Ask<'g, 'd> {
+    trie: &'g CsTrieMatcher,
+    /// The batch's pin.
+    pin: &'g Pin<'g>,
+    /// Whether no subscriber can be found twice (see `lookup_batch_distinct_into`).
+    distinct: Option<&'d dyn Fn() -> bool>,
+}
+
+impl Ask<'_, '_> {
+    /// Looks up `topic` alone, appending its subscribers to `out`.
+    fn one(self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<bool> {
+        lookup_pinned(self.trie, topic, out, false, self.pin, self.distinct)
     }
 }
 
@@ -113,26 +135,24 @@ impl CsTrieMatcher {
 /// topics found at least `fanout` subscribers each, one by one otherwise (the first [`GROUP`]
 /// too, unless `fanout` is 0).
 fn batch<'w, 'g, R: Rules>(
-    trie: &'g CsTrieMatcher,
+    ask: Ask<'g, '_>,
     topics: &[&'w str],
     out: &mut Vec<SubscriberId>,
     ends: &mut Vec<usize>,
-    pin: &'g Pin<'_>,
-    distinct: Option<&dyn Fn() -> bool>,
     fanout: usize,
 ) -> Result<()> {
     // Made for the first group.
-    let mut groups: Option<Groups<'w, 'g>> = None;
+    let mut groups: Option<Groups<'w, 'g, '_>> = None;
     let mut grouped = fanout == 0;
     for chunk in topics.chunks(GROUP) {
         let start = out.len();
         if grouped {
             groups
-                .get_or_insert_with(Groups::new)
-                .walk::<R>(trie, chunk, out, ends, pin, distinct)?;
+                .get_or_insert_with(|| Groups::new(ask))
+                .walk::<R>(chunk, out, ends)?;
         } else {
             for topic in chunk {
-                lookup_pinned(trie, topic, out, false, pin, distinct)?;
+                ask.one(topic, out)?;
                 ends.push(out.len());
             }
         }
@@ -167,7 +187,9 @@ impl<N> Visit<N> {
 }
 
 /// The buffers of a batch's groups, reused from group to group.
-struct Groups<'w, 'g> {
+struct Groups<'w, 'g, 'd> {
+    /// What the topics are looked up under.
+    ask: Ask<'g, 'd>,
     /// The keyed words of the group's topics, one after the other.
     words: Vec<Probe<'w>>,
     /// Where each topic's words start in [`Self::words`], and where the last one's end.
@@ -195,9 +217,10 @@ struct Groups<'w, 'g> {
     revisits: Vec<bool>,
 }
 
-impl<'w, 'g> Groups<'w, 'g> {
-    fn new() -> Self {
+impl<'w, 'g, 'd> Groups<'w, 'g, 'd> {
+    fn new(ask: Ask<'g, 'd>) -> Self {
         Groups {
+            ask,
             words: Vec::with_capacity(8 * GROUP),
             starts: Vec::with_capacity(GROUP + 1),
             wild_root: Vec::with_capacity(GROUP),
@@ -215,14 +238,11 @@ impl<'w, 'g> Groups<'w, 'g> {
     /// Every topic, in order: groups of those the tokenizer keys, each refused one alone.
     fn walk<R: Rules>(
         &mut self,
-        trie: &'g CsTrieMatcher,
         topics: &[&'w str],
         out: &mut Vec<SubscriberId>,
         ends: &mut Vec<usize>,
-        pin: &'g Pin<'_>,
-        distinct: Option<&dyn Fn() -> bool>,
     ) -> Result<()> {
-        let limits = &trie.config.limits;
+        let limits = &self.ask.trie.config.limits;
         self.clear();
         for &topic in topics {
             let words = &mut self.words;
@@ -237,19 +257,19 @@ impl<'w, 'g> Groups<'w, 'g> {
                 self.wild_root
                     .push(!(R::DIALECT == Dialect::Mqtt && topic.starts_with('$')));
                 if self.wild_root.len() == GROUP {
-                    self.group::<R>(trie, out, ends, pin, distinct);
+                    self.group::<R>(out, ends);
                 }
             } else {
                 self.words
                     .truncate(self.starts[self.starts.len() - 1] as usize);
-                self.group::<R>(trie, out, ends, pin, distinct);
+                self.group::<R>(out, ends);
                 // The rules report the error (or look up a topic the tokenizer should have
                 // keyed).
-                lookup_pinned(trie, topic, out, false, pin, distinct)?;
+                self.ask.one(topic, out)?;
                 ends.push(out.len());
             }
         }
-        self.group::<R>(trie, out, ends, pin, distinct);
+        self.group::<R>(out, ends);
         Ok(())
     }
 
@@ -267,19 +287,13 @@ impl<'w, 'g> Groups<'w, 'g> {
 
     /// Looks up the group's topics (none is fine), appending each one's subscribers and end,
     /// then empties the group.
-    fn group<R: Rules>(
-        &mut self,
-        trie: &'g CsTrieMatcher,
-        out: &mut Vec<SubscriberId>,
-        ends: &mut Vec<usize>,
-        pin: &'g Pin<'_>,
-        distinct: Option<&dyn Fn() -> bool>,
-    ) {
+    fn group<R: Rules>(&mut self, out: &mut Vec<SubscriberId>, ends: &mut Vec<usize>) {
+        let pin = self.ask.pin;
         let topics = self.wild_root.len();
         if topics == 0 {
             return;
         }
-        let node = trie.root.load(pin);
+        let node = self.ask.trie.root.load(pin);
         self.level.clear();
         self.level.extend((0..topics).map(|t| Visit {
             node,
@@ -289,16 +303,17 @@ impl<'w, 'g> Groups<'w, 'g> {
         }));
         let mut first = true;
         while !self.level.is_empty() {
-            self.round::<R>(first, pin);
+            self.round::<R>(first);
             first = false;
         }
-        self.collect(topics, out, ends, pin, distinct);
+        self.collect(topics, out, ends);
         self.clear();
     }
 
     /// Visits every state of the current level (the root, if `first`), noting the sets that
     /// match, and loads the next level's.
-    fn round<R: Rules>(&mut self, first: bool, pin: &'g Pin<'_>) {
+    fn round<R: Rules>(&mut self, first: bool) {
+        let pin = self.ask.pin;
         let Groups {
             words,
             wild_root,
@@ -381,14 +396,15 @@ impl<'w, 'g> Groups<'w, 'g> {
         level.clear();
         level.extend(next.iter().map(|s| s.at(s.node.load(pin))));
         if !self.hashes.is_empty() {
-            self.hash_children(pin);
+            self.hash_children();
         }
     }
 
     /// AMQP: the `#` children met this round. A childless one's patterns match whatever is
     /// left; one with children swallows k >= 0 words: the states (its main node, each word
     /// from the current one to the end) join the next round, each once per topic.
-    fn hash_children(&mut self, pin: &'g Pin<'_>) {
+    fn hash_children(&mut self) {
+        let pin = self.ask.pin;
         let swallowed = &mut self.swallowed;
         for &hash in &self.hashes {
             let node = hash.node.load(pin);
@@ -427,14 +443,8 @@ impl<'w, 'g> Groups<'w, 'g> {
 
     /// Reads the sets found, in rounds (the multi-word wildcard children's main nodes, then
     /// the sets' arrays), and appends each topic's subscribers in order.
-    fn collect(
-        &mut self,
-        topics: usize,
-        out: &mut Vec<SubscriberId>,
-        ends: &mut Vec<usize>,
-        pin: &'g Pin<'_>,
-        distinct: Option<&dyn Fn() -> bool>,
-    ) {
+    fn collect(&mut self, topics: usize, out: &mut Vec<SubscriberId>, ends: &mut Vec<usize>) {
+        let Ask { pin, distinct, .. } = self.ask;
         let (multis, mains) = (&mut self.multis[..topics], &mut self.mains[..topics]);
         for (multis, mains) in multis.iter_mut().zip(mains.iter_mut()) {
             for inode in multis.drain(..) {
