@@ -29,6 +29,8 @@
 
 use std::ptr;
 
+use rustc_hash::FxHashSet;
+
 use super::kids::Probe;
 use super::nodes::{INode, Main};
 use super::raw::Pin;
@@ -39,7 +41,6 @@ use crate::error::Result;
 use crate::hint::prefetch;
 use crate::matcher::SubscriberId;
 use crate::topic::tokens::{self, Tokens};
-use rustc_hash::FxHashSet;
 
 /// Subscribers per topic from which a group walk pays, judged on the batch's last [`GROUP`]
 /// topics. One topic's walk follows its literal path in registers; a group's rounds cost a few

@@ -147,8 +147,8 @@ fn spill<T>(inline: &mut ArrayVec<T, INLINE>, items: &mut Vec<T>, item: T) {
     items.push(item);
 }
 
-/// Keys the words `cursor` hands out, passing each to `push`; false if the topic is invalid (some words
-/// may have been keyed).
+/// Keys the words `cursor` hands out, passing each to `push`; false if the topic is invalid
+/// (some words may have been keyed).
 #[inline(always)]
 #[allow(clippy::inline_always)] // the lookup's front end, once per cursor type
 pub(super) fn probe_all<'w, C: Cursor<'w>>(mut cursor: C, mut push: impl FnMut(Probe<'w>)) -> bool {
