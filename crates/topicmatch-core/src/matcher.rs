@@ -214,22 +214,33 @@ impl Stamps {
         let generation = self.generation;
         let mut sparse = false;
         let mut kept = start;
-        for i in start..out.len() {
-            let id = out[i];
-            if id < STAMPED_IDS {
-                let at = id as usize;
-                if at >= self.marks.len() {
-                    self.marks.resize((at + 1).next_power_of_two(), 0);
+        let mut i = start;
+        while i < out.len() {
+            // The array borrowed once per pass, so the loop reads it in place; a pass ends at
+            // an id past its end, which the array then grows to hold.
+            let marks = &mut self.marks[..];
+            while i < out.len() {
+                let id = out[i];
+                if id < STAMPED_IDS {
+                    let Some(mark) = marks.get_mut(id as usize) else {
+                        break;
+                    };
+                    i += 1;
+                    if *mark == generation {
+                        continue;
+                    }
+                    *mark = generation;
+                } else {
+                    i += 1;
+                    sparse = true;
                 }
-                if self.marks[at] == generation {
-                    continue;
-                }
-                self.marks[at] = generation;
-            } else {
-                sparse = true;
+                out[kept] = id;
+                kept += 1;
             }
-            out[kept] = id;
-            kept += 1;
+            if i < out.len() {
+                self.marks
+                    .resize((out[i] as usize + 1).next_power_of_two(), 0);
+            }
         }
         out.truncate(kept);
         sparse
