@@ -152,6 +152,37 @@ def test_lookup_arrow_long_arrays_keep_every_row_in_place(algorithm: str) -> Non
     assert [i for i, r in enumerate(reasons) if r is not None] == [1_301, 1_302, 1_304]
 
 
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_lookup_arrow_high_fan_out_rows_stay_in_place(algorithm: str) -> None:
+    """Topics of thousands of subscribers each are looked up in windows of fewer rows (their
+    ids within the thread's kept buffer): every row, null and error still where it is."""
+    m = tm.Matcher("mqtt", algorithm)
+    for i in range(1_500):
+        m.subscribe("s/#", i)
+        m.subscribe(f"s/{i % 7}/+", i)  # each row holds these subscribers once
+    topics: list[str | None] = [f"s/{i % 9}/{i}" for i in range(600)]
+    m.lookup_arrow(pa.array(topics, pa.string()))  # the matcher learns its rows' size
+    for at in (0, 173, 174, 348, 599):
+        topics[at] = None
+    table = m.subscriber_table()
+    want = [None if t is None else sorted(m.lookup(t)) for t in topics]
+
+    def rows(lists: object) -> list[list[int] | None]:
+        return [None if r is None else sorted(table[i] for i in r)
+                for r in pa.array(lists).to_pylist()]
+
+    assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
+    bad = list(topics)
+    for at in (175, 176, 521):
+        bad[at] = "s/#/x"
+    with pytest.raises(tm.InvalidTopic, match=r"topic at index 175: "):
+        m.lookup_arrow(pa.array(bad, pa.string()))
+    lists, errors = m.lookup_arrow(pa.array(bad, pa.string()), errors=True)
+    assert rows(lists) == [None if i in (175, 176, 521) else w for i, w in enumerate(want)]
+    reasons = pa.array(errors).to_pylist()
+    assert [i for i, r in enumerate(reasons) if r is not None] == [175, 176, 521]
+
+
 def test_lookup_arrow_picks_one_group_member_per_row_around_invalid_topics() -> None:
     """A batch that stops at an invalid topic keeps the rows before it: each row's group pick
     is made once, in row order, as the same calls of `lookup` make them."""

@@ -23,7 +23,7 @@ use pyo3_arrow::input::AnyArray;
 use topicmatch_core::{Engine, SubscriberId};
 
 use crate::errors;
-use crate::matcher::PyMatcher;
+use crate::matcher::{with_ids, PyMatcher, KEPT_IDS};
 
 /// An Arrow array held by topicmatch, exported through the Arrow `PyCapsule` interface:
 /// `pyarrow.array(x)`, `polars.Series(x)` and the like take it without a copy.
@@ -97,11 +97,13 @@ enum Stop {
 
 /// Rows looked up in one batch of the engine: its set-up (an epoch pin) paid once for many
 /// topics, and its ids still in cache when they are copied out (on ftm and the `crowds`
-/// fan-out set, 32 and 1,024 rows measured slower).
+/// fan-out set, 32 and 1,024 rows measured slower). Fewer where topics match thousands of
+/// subscribers: a window's ids stay within the thread's kept buffer
+/// ([`crate::matcher::KEPT_IDS`]), not a buffer of tens of megabytes faulted in on every call.
 const WINDOW: usize = 256;
 
-/// The buffers of one window's batch, reused from window to window.
-#[derive(Default)]
+/// The buffers of one window's batch, reused from window to window (the ids: the thread's
+/// kept buffer).
 struct Scratch<'a> {
     topics: Vec<&'a str>,
     ids: Vec<SubscriberId>,
@@ -282,21 +284,33 @@ pub fn lookup_arrow<'py>(
                 .map_err(|e| Stop::Malformed(e.to_string()))?;
         }
         let mut lists = Lists::new(rows, matcher.cost().ids_capacity(rows), collect_errors);
-        let mut scratch = Scratch::default();
-        let mut window = Vec::with_capacity(WINDOW.min(rows));
+        let size = WINDOW.min(matcher.cost().topics_for_ids(KEPT_IDS / 2));
+        let mut window = Vec::with_capacity(size.min(rows));
         let mut first_row = 0;
-        for chunk in &chunks {
-            for_each_topic(chunk.as_ref(), |topic| {
-                window.push(topic);
-                if window.len() == WINDOW {
-                    lists.push_window(engine, first_row, &window, &mut scratch)?;
-                    first_row += window.len();
-                    window.clear();
+        with_ids(|ids| {
+            let mut scratch = Scratch {
+                topics: Vec::new(),
+                ids: std::mem::take(ids),
+                ends: Vec::new(),
+            };
+            let mut look_up = || {
+                for chunk in &chunks {
+                    for_each_topic(chunk.as_ref(), |topic| {
+                        window.push(topic);
+                        if window.len() == size {
+                            lists.push_window(engine, first_row, &window, &mut scratch)?;
+                            first_row += window.len();
+                            window.clear();
+                        }
+                        Ok(())
+                    })?;
                 }
-                Ok(())
-            })?;
-        }
-        lists.push_window(engine, first_row, &window, &mut scratch)?;
+                lists.push_window(engine, first_row, &window, &mut scratch)
+            };
+            let done = look_up();
+            *ids = scratch.ids;
+            done
+        })?;
         matcher.cost().record_ids(lists.values.len(), rows);
         Ok(lists.finish())
     })?;

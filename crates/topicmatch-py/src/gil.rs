@@ -88,6 +88,13 @@ impl Cost {
         topics.saturating_mul(per_topic)
     }
 
+    /// How many topics give about `ids` subscriber ids, by the average so far (at least one).
+    pub fn topics_for_ids(&self, ids: usize) -> usize {
+        let sixteenths = self.ids_per_topic.load(Ordering::Relaxed).max(16);
+        let topics = (ids as u64).saturating_mul(16) / sixteenths;
+        usize::try_from(topics).unwrap_or(usize::MAX).max(1)
+    }
+
     /// Folds a batch's `ids` subscriber ids over `topics` topics into the average.
     pub fn record_ids(&self, ids: usize, topics: usize) {
         if topics == 0 {

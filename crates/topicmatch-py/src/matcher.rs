@@ -30,7 +30,7 @@ pub struct PyMatcher {
 
 /// Ids a thread's lookups reuse; emptied, and kept only up to this many (4 MiB a thread, held
 /// until the thread ends: a batch of a thousand topics of 400 subscribers each).
-const KEPT_IDS: usize = 1 << 19;
+pub(crate) const KEPT_IDS: usize = 1 << 19;
 
 thread_local! {
     static IDS: Cell<Vec<SubscriberId>> = const { Cell::new(Vec::new()) };
@@ -38,7 +38,7 @@ thread_local! {
 
 /// Runs `f` with this thread's id buffer (empty), then keeps the buffer for the next call. A
 /// call nested inside `f` (none is expected) gets a buffer of its own.
-fn with_ids<R>(f: impl FnOnce(&mut Vec<SubscriberId>) -> R) -> R {
+pub(crate) fn with_ids<R>(f: impl FnOnce(&mut Vec<SubscriberId>) -> R) -> R {
     let mut ids = IDS.with(Cell::take);
     ids.clear();
     let out = f(&mut ids);
