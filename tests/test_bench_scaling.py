@@ -78,8 +78,8 @@ def test_fanout_workloads_have_hundreds_of_subscribers_per_topic(shape: str) -> 
 
 
 def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
-    """A quick run of `python -m topicmatch.bench.boundary`: every delivery figure of both
-    fan-out shapes, and the ftm ratios, come out as positive numbers in the JSON."""
+    """A quick run of `python -m topicmatch.bench.boundary`: every delivery figure of every
+    fan-out shape, and the ftm ratios, come out as positive numbers in the JSON."""
     out = tmp_path / "boundary.json"
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         boundary.main(["--quick", "--threads", "1", "2", "--passes", str(tmp_path / "none"),

@@ -1,6 +1,7 @@
-//! The high fan-out sets (`fanout-cuts`, `fanout-crowds`) in the core alone, in each dialect's
-//! syntax: each algorithm's whole set of topics as one `Engine::lookup_batch_into` call, passes
-//! interleaved, the fastest and the median pass in ns per topic and per delivered subscriber.
+//! The high fan-out sets (`fanout-cuts`, `fanout-crowds`, `fanout-broadcast`) in the core
+//! alone, in each dialect's syntax: each algorithm's whole set of topics as one
+//! `Engine::lookup_batch_into` call, passes interleaved, the fastest and the median pass in ns
+//! per topic and per delivered subscriber.
 //! The Python boundary benchmark (`python -m topicmatch.bench.boundary`) measures the same
 //! shapes (MQTT) through Python.
 //!
@@ -16,7 +17,7 @@ use topicmatch_core::Dialect;
 
 fn main() {
     let (passes, names) = passes_and_names(20, &["cstrie", "trie", "inverted_bitmap"]);
-    let sets = [Shape::Cuts, Shape::Crowds]
+    let sets = [Shape::Cuts, Shape::Crowds, Shape::Broadcast]
         .into_iter()
         .flat_map(|shape| Dialect::ALL.map(|d| (shape, d)));
     for (shape, dialect) in sets {

@@ -7,7 +7,11 @@
 //!   or replaced by `+`, then `#`: 255 filters match each topic, one subscriber each (a trie of
 //!   about 200,000 nodes, larger than a cache);
 //! - `crowds`: a 5-level tree, a `#` filter at every node and, from the fourth level down, its
-//!   variants with one level replaced by `+`, each filter held by 32 subscribers: 384 per topic.
+//!   variants with one level replaced by `+`, each filter held by 32 subscribers: 384 per topic;
+//! - `broadcast`: 20,000 clients, each subscribed to `fleet/#`, to its region's
+//!   `fleet/<region>/#` (8 regions, every 8th client) and to its own `fleet/<region>/<client>/#`:
+//!   a topic of one client matches 22,501 subscriptions, two of the three filters held by
+//!   thousands (a broker's broadcast and group channels), and reaches every client once.
 //!
 //! The names are drawn by this crate's generator, so the trees match the Python ones in shape
 //! and counts, not word for word.
@@ -31,6 +35,37 @@ pub enum Shape {
     Cuts,
     /// Few filters, 32 subscribers each: 384 per topic.
     Crowds,
+    /// Two filters held by thousands and one of one subscriber, the same 20,000 clients: 20,000
+    /// per topic (22,501 matching subscriptions).
+    Broadcast,
+}
+
+/// The `broadcast` shape's clients, regions and topics.
+const CLIENTS: i64 = 20_000;
+const REGIONS: i64 = 8;
+const BROADCAST_TOPICS: usize = 256;
+
+/// The `broadcast` shape in MQTT syntax: every client's three filters, client by client (so a
+/// client's subscriber id is its number), and the status topics of some clients.
+fn broadcast() -> (Vec<(String, i64)>, Vec<String>) {
+    let own = |c: i64| format!("fleet/region{}/client{c}", c % REGIONS);
+    let subscriptions = (0..CLIENTS)
+        .flat_map(|c| {
+            [
+                ("fleet/#".to_owned(), c),
+                (format!("fleet/region{}/#", c % REGIONS), c),
+                (format!("{}/#", own(c)), c),
+            ]
+        })
+        .collect();
+    let mut rng = Rng::new(11);
+    let topics = (0..BROADCAST_TOPICS)
+        .map(|_| {
+            let client = i64::try_from(rng.below(CLIENTS as usize)).expect("a client number");
+            format!("{}/status", own(client))
+        })
+        .collect();
+    (subscriptions, topics)
 }
 
 /// A name tree's nodes by depth (depth 0: the root, an empty path), `branching[d]` distinct
@@ -70,28 +105,28 @@ fn masked(path: &[String], out: &mut BTreeSet<String>) {
     }
 }
 
-/// The `shape`'s filters in `dialect`'s syntax, each held by its own subscribers, and its
-/// topics (every leaf of the tree, shuffled).
-pub fn fanout(shape: Shape, dialect: Dialect) -> Workload {
-    let (levels, per_filter, name) = match shape {
-        Shape::Cuts => (tree(&[2, 2, 3, 3, 3, 4, 4, 4], 2024), 1, "fanout-cuts"),
-        Shape::Crowds => (tree(&[4, 5, 5, 6, 8], 2025), 32, "fanout-crowds"),
+/// The `cuts` shape, or else `crowds`: its filters, each held by its own subscribers, and its
+/// topics (every leaf of the tree, shuffled), in MQTT syntax.
+fn trees(cuts: bool) -> (Vec<(String, i64)>, Vec<String>) {
+    let (levels, per_filter) = if cuts {
+        (tree(&[2, 2, 3, 3, 3, 4, 4, 4], 2024), 1)
+    } else {
+        (tree(&[4, 5, 5, 6, 8], 2025), 32)
     };
     let mut texts = BTreeSet::new();
     for (depth, nodes) in levels[..levels.len() - 1].iter().enumerate() {
         for path in nodes {
-            match shape {
-                Shape::Cuts => masked(path, &mut texts),
-                Shape::Crowds => {
-                    let filter = |words: &[&str]| [words, &["#"]].concat().join("/");
-                    let words: Vec<&str> = path.iter().map(String::as_str).collect();
-                    texts.insert(filter(&words));
-                    if depth >= 3 {
-                        for i in 0..depth {
-                            let mut one = words.clone();
-                            one[i] = "+";
-                            texts.insert(filter(&one));
-                        }
+            if cuts {
+                masked(path, &mut texts);
+            } else {
+                let filter = |words: &[&str]| [words, &["#"]].concat().join("/");
+                let words: Vec<&str> = path.iter().map(String::as_str).collect();
+                texts.insert(filter(&words));
+                if depth >= 3 {
+                    for i in 0..depth {
+                        let mut one = words.clone();
+                        one[i] = "+";
+                        texts.insert(filter(&one));
                     }
                 }
             }
@@ -110,6 +145,26 @@ pub fn fanout(shape: Shape, dialect: Dialect) -> Workload {
     for i in (1..topics.len()).rev() {
         topics.swap(i, rng.below(i + 1));
     }
+    (subscriptions, topics)
+}
+
+/// The `shape`'s subscriptions and topics in `dialect`'s syntax.
+pub fn fanout(shape: Shape, dialect: Dialect) -> Workload {
+    let (subscriptions, topics, name) = match shape {
+        Shape::Cuts | Shape::Crowds => {
+            let (subscriptions, topics) = trees(shape == Shape::Cuts);
+            let name = if shape == Shape::Cuts {
+                "fanout-cuts"
+            } else {
+                "fanout-crowds"
+            };
+            (subscriptions, topics, name)
+        }
+        Shape::Broadcast => {
+            let (subscriptions, topics) = broadcast();
+            (subscriptions, topics, "fanout-broadcast")
+        }
+    };
     let (name, syntax): (String, fn(&str) -> String) = match dialect {
         Dialect::Mqtt => (name.into(), str::to_owned),
         Dialect::Amqp => (format!("{name}-amqp"), |text| {
@@ -138,7 +193,11 @@ mod tests {
 
     #[test]
     fn every_topic_reaches_as_many_subscribers_as_the_python_sets() {
-        let sets = [(Shape::Cuts, 255, 6_912), (Shape::Crowds, 384, 4_800)];
+        let sets = [
+            (Shape::Cuts, 255, 6_912),
+            (Shape::Crowds, 384, 4_800),
+            (Shape::Broadcast, 20_000, 256),
+        ];
         for ((shape, per_topic, topics), dialect) in sets
             .into_iter()
             .flat_map(|set| Dialect::ALL.map(|d| (set, d)))
