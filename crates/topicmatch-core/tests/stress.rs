@@ -199,3 +199,101 @@ fn concurrent_churn_keeps_every_invariant_for_every_algorithm() {
     };
     stress(Algorithm::Cstrie, cached, budget);
 }
+
+/// One pattern held by hundreds of subscribers while threads add and remove theirs: the set
+/// crosses every size threshold of the `cstrie`'s subscriber sets (array, and a HAMT of id
+/// chunks or of ids) both ways under contention on the one level. `spread` places the ids:
+/// 1 for ids in a row, 64 for one id per chunk of 64.
+fn large_set(algorithm: Algorithm, spread: SubscriberId, budget: Duration) {
+    /// Subscribers always held, and the ids each churner adds and removes.
+    const HELD: SubscriberId = 64;
+    const OWN: SubscriberId = 120;
+    let m = algorithm.build(Config::new(DIALECT));
+    let m: &dyn Matcher = &*m;
+    let pattern = parse("big.#");
+    let topic = "big.x";
+    let held: Vec<SubscriberId> = (0..HELD).map(|i| i * spread).collect();
+    let own = |t: usize, k: SubscriberId| (HELD + (t as SubscriberId) * OWN + k) * spread;
+    let is_known =
+        |id: SubscriberId| id % spread == 0 && id / spread < HELD + CHURNERS as u64 * OWN;
+    for &id in &held {
+        m.insert(&pattern, id);
+    }
+    let finished = AtomicUsize::new(0);
+    let deadline = Instant::now() + budget;
+    let finals: Vec<Vec<bool>> = std::thread::scope(|scope| {
+        for _ in 0..READERS {
+            let (held, finished) = (&held, &finished);
+            scope.spawn(move || {
+                while finished.load(Ordering::Relaxed) < CHURNERS {
+                    let found = lookup(m, topic);
+                    assert!(
+                        found.windows(2).all(|w| w[0] < w[1]),
+                        "{algorithm}: a repeat"
+                    );
+                    for id in held {
+                        assert!(found.binary_search(id).is_ok(), "{algorithm}: lost {id}");
+                    }
+                    assert!(found.iter().all(|&id| is_known(id)), "{algorithm}: phantom");
+                }
+            });
+        }
+        let churners: Vec<_> = (0..CHURNERS)
+            .map(|t| {
+                let (finished, pattern) = (&finished, &pattern);
+                scope.spawn(move || {
+                    let _finished = Finished(finished);
+                    let mut present = vec![false; OWN as usize];
+                    let mut rng = 0x2545_F491_4F6C_DD1D ^ (t as u64 + 1);
+                    // Sweeps up and down, so the set's size swings through the thresholds.
+                    let mut adding = true;
+                    while Instant::now() < deadline {
+                        let candidates: Vec<usize> = (0..OWN as usize)
+                            .filter(|&k| present[k] != adding)
+                            .collect();
+                        if candidates.is_empty() {
+                            adding = !adding;
+                            continue;
+                        }
+                        let k = candidates[(next(&mut rng) % candidates.len() as u64) as usize];
+                        let id = own(t, k as SubscriberId);
+                        if adding {
+                            m.insert(pattern, id);
+                        } else {
+                            assert!(m.remove(pattern, id), "{algorithm}: remove {id}");
+                        }
+                        present[k] = adding;
+                        let found = lookup(m, topic);
+                        assert_eq!(
+                            found.binary_search(&id).is_ok(),
+                            adding,
+                            "{algorithm}: own op"
+                        );
+                    }
+                    present
+                })
+            })
+            .collect();
+        churners.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut want = held.clone();
+    for (t, present) in finals.iter().enumerate() {
+        want.extend((0..OWN).filter(|&k| present[k as usize]).map(|k| own(t, k)));
+    }
+    want.sort_unstable();
+    assert_eq!(lookup(m, topic), want, "{algorithm}: final state");
+    for &id in &want {
+        assert!(m.remove(&pattern, id), "{algorithm}: remove {id}");
+    }
+    assert!(lookup(m, topic).is_empty(), "{algorithm}: leftovers");
+}
+
+#[test]
+fn a_large_set_under_churn_keeps_every_invariant_for_every_algorithm() {
+    let budget = Duration::from_millis(1_500 / (2 * Algorithm::ALL.len() as u64));
+    for &algorithm in Algorithm::ALL {
+        for spread in [1, 64] {
+            large_set(algorithm, spread, budget);
+        }
+    }
+}
