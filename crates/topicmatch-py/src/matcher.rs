@@ -319,7 +319,7 @@ impl PyMatcher {
             Some(f) => Some(parallel_fields(f, topics.len())?),
             None => None,
         };
-        let engine = &*self.engine;
+        let (engine, table) = (&*self.engine, &*self.table);
         let strs = topics.strs(0..topics.len());
         let guard = crossbeam_epoch::pin();
         // The thread's kept buffer: a batch's ids (megabytes on a high fan-out set) freed and
@@ -340,11 +340,15 @@ impl PyMatcher {
                             }
                         }
                     }
+                    // The objects' addresses, read with the GIL still released; `guard`, pinned
+                    // on this thread since before the lookup, keeps them alive until the rows
+                    // hold them.
+                    rows::resolve(table, &crossbeam_epoch::pin(), ids);
                     Ok(ends)
                 })?
                 .map_err(errors::to_py)?;
             self.cost.record_ids(ids.len(), ends.len());
-            gil::guarded(|| rows::lists(py, &self.table, &guard, ids, &ends))
+            gil::guarded(|| rows::lists(py, &guard, ids, &ends))
         })
     }
 

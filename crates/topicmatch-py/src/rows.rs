@@ -1,12 +1,13 @@
 //! Results as Python lists of subscriber objects, built with the GIL held: per delivered
-//! subscriber one read of the object table, one reference count increment and one store.
+//! subscriber one reference count increment and one store, after one read of the object table
+//! (for a batch, made beforehand with the GIL released: [`resolve`]).
 //!
 //! The caller pins the epoch collector before the lookup whose ids it passes and keeps the pin
 //! until the rows are built: that keeps every object read from the table alive until its row
 //! holds its own reference (see [`crate::objects`]). A subscriber that left meanwhile has an
 //! empty slot and is left out.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::Ordering;
 
 use crossbeam_epoch::Guard;
 use pyo3::ffi;
@@ -25,22 +26,42 @@ pub fn list<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let slots = table.slots(guard);
     let row = new_list(py, ids.len())?;
-    let filled = fill(row.as_ptr(), slots, ids);
+    let filled = fill(row.as_ptr(), ids, |id| {
+        slots
+            .get(id as usize)
+            .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire))
+    });
     if filled < ids.len() {
         truncate(py, &row, filled)?;
     }
     Ok(row)
 }
 
-/// One list per topic: topic `i`'s subscribers are `ids[ends[i - 1]..ends[i]]`.
+/// Replaces each id of `ids` by the address of its subscriber's object (0 where the
+/// subscriber left), for [`lists`]. It reads the table only, which needs a pin and not the GIL:
+/// a batch resolves its ids with the GIL released, and the rows are built holding it with one
+/// read, one increment and one store per subscriber. The caller's own pin, taken before the
+/// lookup and kept until the rows are built, keeps the objects alive meanwhile (see
+/// [`crate::objects`]); `pinned` may be another guard of the same thread.
+pub fn resolve(table: &ObjectTable, pinned: &Guard, ids: &mut [SubscriberId]) {
+    let slots = table.slots(pinned);
+    for id in ids {
+        let object = slots
+            .get(*id as usize)
+            .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire));
+        *id = object as usize as SubscriberId;
+    }
+}
+
+/// One list per topic from the addresses [`resolve`] made of a batch's ids: topic `i`'s
+/// subscribers are `objects[ends[i - 1]..ends[i]]`. `_pinned` is the pin held since before the
+/// lookup, which keeps every object alive until its row holds it.
 pub fn lists<'py>(
     py: Python<'py>,
-    table: &ObjectTable,
-    guard: &Guard,
-    ids: &[SubscriberId],
+    _pinned: &Guard,
+    objects: &[SubscriberId],
     ends: &[usize],
 ) -> PyResult<Bound<'py, PyList>> {
-    let slots = table.slots(guard);
     // No collection may run while the rows are made: each row is a new container, and a
     // collection every few hundred would traverse the rows made so far and could run
     // finalizers (arbitrary Python code) in the middle of the batch.
@@ -48,10 +69,12 @@ pub fn lists<'py>(
     let out = new_list(py, ends.len())?;
     let mut start = 0;
     for (i, &end) in ends.iter().enumerate() {
-        let ids = &ids[start..end];
-        let row = new_list(py, ids.len())?;
-        let filled = fill(row.as_ptr(), slots, ids);
-        if filled < ids.len() {
+        let objects = &objects[start..end];
+        let row = new_list(py, objects.len())?;
+        let filled = fill(row.as_ptr(), objects, |address| {
+            address as usize as *mut ffi::PyObject
+        });
+        if filled < objects.len() {
             truncate(py, &row, filled)?;
         }
         // SAFETY: `out` is a new list of `ends.len()` slots and slot `i` is still empty; the
@@ -70,13 +93,14 @@ fn new_list(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyList>> {
     Ok(unsafe { list.cast_into_unchecked::<PyList>() })
 }
 
-/// Stores the objects of `ids` into the new list `list` (of at least `ids.len()` empty
-/// slots), from its first slot, skipping empty table slots; how many it stored.
+/// Stores the objects of `ids` (`object` gives each one's, null for a subscriber that left)
+/// into the new list `list` (of at least `ids.len()` empty slots), from its first slot,
+/// skipping the null ones; how many it stored.
 #[inline]
 fn fill(
     list: *mut ffi::PyObject,
-    slots: &[AtomicPtr<ffi::PyObject>],
     ids: &[SubscriberId],
+    object: impl Fn(SubscriberId) -> *mut ffi::PyObject,
 ) -> usize {
     // The list's item array, read once: the stores below are to it, and the increments to
     // other objects, so nothing can move it (what `PyList_SET_ITEM` would read again for
@@ -85,9 +109,7 @@ fn fill(
     let items = unsafe { (*list.cast::<ffi::PyListObject>()).ob_item };
     let mut filled = 0;
     for &id in ids {
-        let object = slots
-            .get(id as usize)
-            .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire));
+        let object = object(id);
         if object.is_null() {
             continue;
         }
