@@ -183,6 +183,22 @@ def test_lookup_arrow_high_fan_out_rows_stay_in_place(algorithm: str) -> None:
     assert [i for i, r in enumerate(reasons) if r is not None] == [175, 176, 521]
 
 
+@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
+def test_lookup_many_of_high_fan_out_rows_in_parts(algorithm: str) -> None:
+    """A batch of topics of thousands of subscribers each is looked up and resolved to objects
+    in parts: every row as `lookup` gives it, and an invalid topic in a later part raises."""
+    m = tm.Matcher("mqtt", algorithm)
+    for i in range(1_500):
+        m.subscribe("s/#", i)
+        m.subscribe(f"s/{i % 7}/+", f"n{i}")
+    topics = [f"s/{i % 9}/{i}" for i in range(600)]
+    m.lookup_many(topics)  # the matcher learns its rows' size
+    want = [sorted(map(str, m.lookup(t))) for t in topics]
+    assert [sorted(map(str, row)) for row in m.lookup_many(topics)] == want
+    with pytest.raises(tm.InvalidTopic):
+        m.lookup_many([*topics[:500], "s/#/x", *topics[500:]])
+
+
 def test_lookup_arrow_picks_one_group_member_per_row_around_invalid_topics() -> None:
     """A batch that stops at an invalid topic keeps the rows before it: each row's group pick
     is made once, in row order, as the same calls of `lookup` make them."""
