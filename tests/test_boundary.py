@@ -121,6 +121,30 @@ def test_lookup_arrow_inputs_nulls_and_errors(kind: pa.DataType) -> None:
             ] == [[1, 2], [], [2]]
 
 
+def assert_arrow_rows_in_place(m: tm.Matcher, topics: list[str | None], bad_topic: str,
+                               bad_at: tuple[int, ...]) -> None:
+    """`lookup_arrow` gives each topic's row as `lookup` does, a null where the topic is null;
+    with `bad_topic` at the rows `bad_at`, it names the first in `InvalidTopic`, and with
+    `errors=True` gives those rows as nulls and their reasons."""
+    want = [None if t is None else sorted(map(str, m.lookup(t))) for t in topics]
+    table = m.subscriber_table()
+
+    def rows(lists: object) -> list[list[str] | None]:
+        return [None if r is None else sorted(str(table[i]) for i in r)
+                for r in pa.array(lists).to_pylist()]
+
+    assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
+    bad = list(topics)
+    for at in bad_at:
+        bad[at] = bad_topic
+    with pytest.raises(tm.InvalidTopic, match=rf"topic at index {bad_at[0]}: "):
+        m.lookup_arrow(pa.array(bad, pa.string()))
+    lists, errors = m.lookup_arrow(pa.array(bad, pa.large_string()), errors=True)
+    assert rows(lists) == [None if i in bad_at else w for i, w in enumerate(want)]
+    reasons = pa.array(errors).to_pylist()
+    assert [i for i, r in enumerate(reasons) if r is not None] == list(bad_at)
+
+
 @pytest.mark.parametrize("algorithm", ["cstrie", "inverted_bitmap"])
 def test_lookup_arrow_long_arrays_keep_every_row_in_place(algorithm: str) -> None:
     """Arrays longer than one batch of the engine: every row, null and error where it is, the
@@ -133,23 +157,7 @@ def test_lookup_arrow_long_arrays_keep_every_row_in_place(algorithm: str) -> Non
     topics: list[str | None] = [f"s/{i % 9}/{i}" for i in range(2_000)]
     for at in (0, 255, 256, 700, 1_999):
         topics[at] = None
-    want = [None if t is None else sorted(map(str, m.lookup(t))) for t in topics]
-    table = m.subscriber_table()
-
-    def rows(lists: object) -> list[list[str] | None]:
-        return [None if r is None else sorted(str(table[i]) for i in r)
-                for r in pa.array(lists).to_pylist()]
-
-    assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
-    bad = list(topics)
-    for at in (1_301, 1_302, 1_304):
-        bad[at] = "s/+/x"
-    with pytest.raises(tm.InvalidTopic, match=r"topic at index 1301: "):
-        m.lookup_arrow(pa.array(bad, pa.string()))
-    lists, errors = m.lookup_arrow(pa.array(bad, pa.large_string()), errors=True)
-    assert rows(lists) == [None if i in (1_301, 1_302, 1_304) else w for i, w in enumerate(want)]
-    reasons = pa.array(errors).to_pylist()
-    assert [i for i, r in enumerate(reasons) if r is not None] == [1_301, 1_302, 1_304]
+    assert_arrow_rows_in_place(m, topics, "s/+/x", (1_301, 1_302, 1_304))
 
 
 @pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
@@ -164,23 +172,7 @@ def test_lookup_arrow_high_fan_out_rows_stay_in_place(algorithm: str) -> None:
     m.lookup_arrow(pa.array(topics, pa.string()))  # the matcher learns its rows' size
     for at in (0, 173, 174, 348, 599):
         topics[at] = None
-    table = m.subscriber_table()
-    want = [None if t is None else sorted(m.lookup(t)) for t in topics]
-
-    def rows(lists: object) -> list[list[int] | None]:
-        return [None if r is None else sorted(table[i] for i in r)
-                for r in pa.array(lists).to_pylist()]
-
-    assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
-    bad = list(topics)
-    for at in (175, 176, 521):
-        bad[at] = "s/#/x"
-    with pytest.raises(tm.InvalidTopic, match=r"topic at index 175: "):
-        m.lookup_arrow(pa.array(bad, pa.string()))
-    lists, errors = m.lookup_arrow(pa.array(bad, pa.string()), errors=True)
-    assert rows(lists) == [None if i in (175, 176, 521) else w for i, w in enumerate(want)]
-    reasons = pa.array(errors).to_pylist()
-    assert [i for i, r in enumerate(reasons) if r is not None] == [175, 176, 521]
+    assert_arrow_rows_in_place(m, topics, "s/#/x", (175, 176, 521))
 
 
 @pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
