@@ -7,7 +7,7 @@
 //! holds its own reference (see [`crate::objects`]). A subscriber that left meanwhile has an
 //! empty slot and is left out.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crossbeam_epoch::Guard;
 use pyo3::ffi;
@@ -26,11 +26,7 @@ pub fn list<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let slots = table.slots(guard);
     let row = new_list(py, ids.len())?;
-    let filled = fill(row.as_ptr(), ids, |id| {
-        slots
-            .get(id as usize)
-            .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire))
-    });
+    let filled = fill(row.as_ptr(), ids, |id| object_of(slots, id));
     if filled < ids.len() {
         truncate(py, &row, filled)?;
     }
@@ -46,11 +42,16 @@ pub fn list<'py>(
 pub fn resolve(table: &ObjectTable, pinned: &Guard, ids: &mut [SubscriberId]) {
     let slots = table.slots(pinned);
     for id in ids {
-        let object = slots
-            .get(*id as usize)
-            .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire));
-        *id = object as usize as SubscriberId;
+        *id = object_of(slots, *id) as usize as SubscriberId;
     }
+}
+
+/// Subscriber `id`'s object in the table's `slots`, null if it has none.
+#[inline]
+fn object_of(slots: &[AtomicPtr<ffi::PyObject>], id: SubscriberId) -> *mut ffi::PyObject {
+    slots
+        .get(id as usize)
+        .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire))
 }
 
 /// One list per topic from the addresses [`resolve`] made of a batch's ids: topic `i`'s
