@@ -121,6 +121,66 @@ def test_lookup_arrow_inputs_nulls_and_errors(kind: pa.DataType) -> None:
             ] == [[1, 2], [], [2]]
 
 
+def names(m: tm.Matcher, lists: object) -> list[list[object] | None]:
+    """`lookup_arrow`'s rows as sorted subscriber names (str), through `subscriber_table`."""
+    table = m.subscriber_table()
+    return [None if r is None else sorted(str(table[i]) for i in r)
+            for r in pa.array(lists).to_pylist()]
+
+
+def test_lookup_arrow_takes_a_table_of_one_string_column() -> None:
+    """A table of one string column (a DuckDB relation, a pyarrow or polars table, as an array
+    or a stream of batches) gives its column's rows, null where the row or its value is; a
+    table of more columns or of another type is refused, naming its columns."""
+    m = tm.Matcher("mqtt", "cstrie")
+    m.subscribe("a/+", "x")
+    m.subscribe("#", "y")
+    topics = pa.array(["a/b", None, "c", "a/d"], pa.large_string())
+    want = [["x", "y"], None, ["y"], ["x", "y"]]
+    assert names(m, m.lookup_arrow(pa.table({"topic": topics}))) == want
+    assert names(m, m.lookup_arrow(pa.record_batch({"topic": topics}))) == want
+    assert names(m, m.lookup_arrow(pa.table({"topic": topics}).to_reader(max_chunksize=3))) == want
+    # A null row of the table is a null topic, in a slice too.
+    rows = pa.StructArray.from_arrays([topics], names=["topic"],
+                                      mask=pa.array([False, False, True, False]))
+    assert names(m, m.lookup_arrow(rows)) == [["x", "y"], None, None, ["x", "y"]]
+    assert names(m, m.lookup_arrow(rows.slice(2))) == [None, ["x", "y"]]
+    lists, errors = m.lookup_arrow(pa.table({"t": ["a/b", "a/+"]}), errors=True)
+    assert names(m, lists) == [["x", "y"], None]
+    assert pa.array(errors).to_pylist()[0] is None and "mqtt topic" in pa.array(errors)[1].as_py()
+    with pytest.raises(tm.InvalidTopic, match="topic at index 1"):
+        m.lookup_arrow(pa.table({"t": ["a/b", "a/+"]}))
+    with pytest.raises(TypeError, match=r"2 columns \(topic, n\): select"):
+        m.lookup_arrow(pa.table({"topic": topics, "n": [1, 2, 3, 4]}))
+    with pytest.raises(TypeError, match='column "n" is Int64'):
+        m.lookup_arrow(pa.table({"n": [1]}))
+    with pytest.raises(TypeError, match="not list"):
+        m.lookup_arrow(["a/b"])
+
+
+def test_lookup_arrow_takes_pandas_columns_of_arrow_or_string_dtype() -> None:
+    """A pandas Series or Index of an Arrow-backed or string dtype, its `.array`, and a frame of
+    one such column; before pandas 3.0, a column of Python objects is refused with the
+    conversion to use."""
+    pd = pytest.importorskip("pandas")
+    m = tm.Matcher("mqtt", "trie")
+    m.subscribe("a/+", "x")
+    want = [["x"], None, []]
+    for dtype in (pd.ArrowDtype(pa.string()), pd.ArrowDtype(pa.large_string()),
+                  "string[pyarrow]", "string[python]"):
+        column = pd.Series(["a/b", None, "c"], dtype=dtype)
+        assert names(m, m.lookup_arrow(column)) == want, dtype
+        assert names(m, m.lookup_arrow(column.array)) == want, dtype
+        assert names(m, m.lookup_arrow(pd.Index(column))) == want, dtype
+        assert names(m, m.lookup_arrow(pd.DataFrame({"topic": column}))) == want, dtype
+    objects = pd.Series(["a/b", None, "c"], dtype=object)
+    if hasattr(objects, "__arrow_c_stream__"):
+        assert names(m, m.lookup_arrow(objects)) == want
+    else:
+        with pytest.raises(TypeError, match=r"astype\(\"string\[pyarrow\]\"\)"):
+            m.lookup_arrow(objects)
+
+
 def assert_arrow_rows_in_place(m: tm.Matcher, topics: list[str | None], bad_topic: str,
                                bad_at: tuple[int, ...]) -> None:
     """`lookup_arrow` gives each topic's row as `lookup` does, a null where the topic is null;

@@ -28,7 +28,18 @@ class _ArrowArrayExportable(Protocol):
 class _ArrowStreamExportable(Protocol):
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
 
-_ArrowStrings: TypeAlias = _ArrowArrayExportable | _ArrowStreamExportable
+class _PandasArrowArray(Protocol):
+    """A pandas extension array of Arrow-backed or string dtype (before pandas 3.0, a
+    ``Series`` offers it as ``.array``)."""
+    def __arrow_array__(self, type: Any = None) -> Any: ...
+
+class _PandasColumn(Protocol):
+    @property
+    def array(self) -> _PandasArrowArray: ...
+
+_ArrowStrings: TypeAlias = (
+    _ArrowArrayExportable | _ArrowStreamExportable | _PandasArrowArray | _PandasColumn
+)
 
 __all__ = [
     "ALGORITHMS",

@@ -2,18 +2,21 @@
 //! object per topic or per subscriber.
 //!
 //! The topics come in through the Arrow `PyCapsule` interface (`__arrow_c_array__` or
-//! `__arrow_c_stream__`, read by `pyo3-arrow`): pyarrow, polars, `DuckDB` and pandas' Arrow
-//! columns hand their buffers over without a copy. The lookups (the engine's batch path, a
-//! window of rows at a time) and the building of the result (a `list<uint32>` array of
-//! subscriber indices) run in one stretch, with the GIL released when the batch is big enough
-//! to pay for it ([`crate::gil::Cost`]); the result goes back through the same interface
-//! ([`ArrowArray`]).
+//! `__arrow_c_stream__`, read by `pyo3-arrow`), as a string array or a table of one string
+//! column: pyarrow, polars, `DuckDB` and pandas' Arrow columns hand their buffers over without
+//! a copy. A pandas `Series` before pandas 3.0 has no such interface: its Arrow data is taken
+//! through pyarrow's `__arrow_array__` ([`topic_chunks`]).
+//!
+//! The lookups (the engine's batch path, a window of rows at a time) and the building of the
+//! result (a `list<uint32>` array of subscriber indices) run in one stretch, with the GIL
+//! released when the batch is big enough to pay for it ([`crate::gil::Cost`]); the result goes
+//! back through the same interface ([`ArrowArray`]).
 
 use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, ListArray, UInt32Array};
+use arrow_array::{make_array, Array, ArrayRef, ListArray, UInt32Array};
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -239,27 +242,56 @@ fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
-/// `Matcher.lookup_arrow`, documented there.
-pub fn lookup_arrow<'py>(
-    py: Python<'py>,
-    matcher: &PyMatcher,
-    topics: &Bound<'py, PyAny>,
-    collect_errors: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let input: AnyArray = topics.extract().map_err(|e| {
-        PyTypeError::new_err(format!(
-            "topics must be an Arrow string array (an object with __arrow_c_array__ or \
-             __arrow_c_stream__, such as a pyarrow or polars array), not {}: {e}",
-            crate::convert::type_name(topics)
-        ))
-    })?;
+/// The topics of `lookup_arrow`: an Arrow string array or stream, a table of one string column
+/// (a struct array or stream: a `DuckDB` relation, a pyarrow or polars table of one column), or
+/// a pandas `Series` or `Index` of an Arrow-backed or string dtype. Its chunks, each a string
+/// array.
+fn topic_chunks(topics: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
+    let input: AnyArray = match topics.extract() {
+        Ok(input) => input,
+        Err(e) => match pandas_arrow(topics)? {
+            Some(arrow) => arrow.extract()?,
+            None => {
+                return Err(PyTypeError::new_err(format!(
+                    "topics must be an Arrow string array or a table of one string column \
+                     (an object with __arrow_c_array__ or __arrow_c_stream__, such as a \
+                     pyarrow, polars or DuckDB one, or a pandas Series of an Arrow or string \
+                     dtype: series.astype(\"string[pyarrow]\") converts one of Python \
+                     objects), not {}: {e}",
+                    crate::convert::type_name(topics)
+                )))
+            }
+        },
+    };
     let field = input.field()?;
-    if !is_string(field.data_type()) {
-        return Err(PyTypeError::new_err(format!(
-            "topics must be an Arrow string, large_string or string_view array, not {}",
-            field.data_type()
-        )));
-    }
+    let column = match field.data_type() {
+        t if is_string(t) => false,
+        DataType::Struct(columns) if columns.len() == 1 => {
+            let column = &columns[0];
+            if !is_string(column.data_type()) {
+                return Err(PyTypeError::new_err(format!(
+                    "topics must be a string column; column {:?} is {}",
+                    column.name(),
+                    column.data_type()
+                )));
+            }
+            true
+        }
+        DataType::Struct(columns) => {
+            let names: Vec<&str> = columns.iter().map(|c| c.name().as_str()).collect();
+            return Err(PyTypeError::new_err(format!(
+                "topics must be one string column; this table has {} columns ({}): select \
+                 the topics' column",
+                names.len(),
+                names.join(", ")
+            )));
+        }
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "topics must be an Arrow string, large_string or string_view array, not {other}"
+            )))
+        }
+    };
     // A stream's chunks are read holding the GIL: its producer may be Python code.
     let chunks: Vec<ArrayRef> = match input {
         AnyArray::Array(array) => vec![array.into_inner().0],
@@ -268,6 +300,55 @@ pub fn lookup_arrow<'py>(
             .collect::<Result<_, _>>()
             .map_err(|e| PyValueError::new_err(format!("reading the topics' stream: {e}")))?,
     };
+    if !column {
+        return Ok(chunks);
+    }
+    chunks
+        .iter()
+        .map(|chunk| only_column(chunk.as_ref()))
+        .collect()
+}
+
+/// The one column of a table's chunk (a struct array of one string field), null where either
+/// the row or its value is.
+fn only_column(chunk: &dyn Array) -> PyResult<ArrayRef> {
+    let rows = chunk.as_struct();
+    let column = rows.column(0);
+    if rows.null_count() == 0 {
+        return Ok(column.clone());
+    }
+    let nulls = NullBuffer::union(rows.nulls(), column.nulls());
+    let data = column
+        .to_data()
+        .into_builder()
+        .nulls(nulls)
+        .build()
+        .map_err(|e| PyValueError::new_err(format!("malformed Arrow table of topics: {e}")))?;
+    Ok(make_array(data))
+}
+
+/// pandas' Arrow data of a `Series` or `Index` (or of its `.array`), which pandas before 3.0
+/// offers through pyarrow's `__arrow_array__` rather than the `PyCapsule` interface; `None` for
+/// any other object, and for a pandas column of Python objects (which has no Arrow data).
+fn pandas_arrow<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let holder = match obj.getattr_opt("__arrow_array__")? {
+        Some(_) => obj.clone(),
+        None => match obj.getattr_opt("array")? {
+            Some(array) if array.hasattr("__arrow_array__")? => array,
+            _ => return Ok(None),
+        },
+    };
+    holder.call_method0("__arrow_array__").map(Some)
+}
+
+/// `Matcher.lookup_arrow`, documented there.
+pub fn lookup_arrow<'py>(
+    py: Python<'py>,
+    matcher: &PyMatcher,
+    topics: &Bound<'py, PyAny>,
+    collect_errors: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let chunks = topic_chunks(topics)?;
     let rows: usize = chunks.iter().map(Array::len).sum();
     let engine = matcher.engine();
     let guard = crossbeam_epoch::pin();
