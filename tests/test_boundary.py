@@ -237,16 +237,21 @@ def test_lookup_arrow_high_fan_out_rows_stay_in_place(algorithm: str) -> None:
 
 @pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
 def test_lookup_many_of_high_fan_out_rows_in_parts(algorithm: str) -> None:
-    """A batch of topics of thousands of subscribers each is looked up and resolved to objects
-    in parts: every row as `lookup` gives it, and an invalid topic in a later part raises."""
+    """A batch of topics of thousands of subscribers each is looked up, resolved to objects and
+    made into rows in parts: every row as `lookup` gives it, with fields too, and an invalid
+    topic in a later part raises."""
     m = tm.Matcher("mqtt", algorithm)
     for i in range(1_500):
         m.subscribe("s/#", i)
         m.subscribe(f"s/{i % 7}/+", f"n{i}")
+        m.subscribe(f"s/{i % 5}/#", f"k{i}", where={"k": i % 3})
     topics = [f"s/{i % 9}/{i}" for i in range(600)]
     m.lookup_many(topics)  # the matcher learns its rows' size
     want = [sorted(map(str, m.lookup(t))) for t in topics]
     assert [sorted(map(str, row)) for row in m.lookup_many(topics)] == want
+    fields = [{"k": i % 4} for i in range(600)]
+    want = [sorted(map(str, m.lookup(t, fields=f))) for t, f in zip(topics, fields)]
+    assert [sorted(map(str, row)) for row in m.lookup_many(topics, fields=fields)] == want
     with pytest.raises(tm.InvalidTopic):
         m.lookup_many([*topics[:500], "s/#/x", *topics[500:]])
 

@@ -32,10 +32,12 @@ pub struct PyMatcher {
 /// until the thread ends: a batch of a thousand topics of 400 subscribers each).
 pub(crate) const KEPT_IDS: usize = 1 << 19;
 
-/// Ids of a batch looked up before they are resolved to objects (`rows::resolve`): 2 MiB,
-/// mostly still in the cache when read again. A batch of more is looked up and resolved in
-/// parts (topics of tens of thousands of subscribers each); a batch of hundreds of topics of
-/// hundreds each stays one part, as parts of 256 KiB made it 5% slower.
+/// The ids of a part of a `lookup_many` batch: 2 MiB, mostly still in the cache when resolved
+/// to objects (`rows::resolve`) and when the part's rows are made. A batch of more is looked
+/// up, resolved and made into rows a part at a time, releasing the GIL for each part's lookup
+/// (topics of tens of thousands of subscribers each: every part's work takes milliseconds); a
+/// batch of hundreds of topics of hundreds each stays one part, as parts of 256 KiB made it 5%
+/// slower.
 const RESOLVED_IDS: usize = 1 << 18;
 
 thread_local! {
@@ -328,42 +330,42 @@ impl PyMatcher {
         let (engine, table) = (&*self.engine, &*self.table);
         let strs = topics.strs(0..topics.len());
         let guard = crossbeam_epoch::pin();
+        let mut rows = rows::Rows::new(py, strs.len())?;
         // The thread's kept buffer: a batch's ids (megabytes on a high fan-out set) freed and
         // allocated again on every call would cost page faults whenever the allocator has
         // given the memory back to the system.
         with_ids(|ids| {
-            let ends = self
-                .cost
-                .run(py, strs.len(), || {
-                    ids.reserve(self.cost.ids_capacity(strs.len()));
-                    let mut ends = Vec::with_capacity(strs.len());
-                    // The objects' addresses, read with the GIL still released, a part of the
-                    // batch at a time while its ids are in the cache; `guard`, pinned on this
-                    // thread since before the lookup, keeps them alive until the rows hold them.
-                    let pinned = crossbeam_epoch::pin();
-                    match &fields {
-                        None => {
-                            let part = self.cost.topics_for_ids(RESOLVED_IDS);
-                            for topics in strs.chunks(part) {
-                                let start = ids.len();
-                                engine.lookup_batch_into(topics, ids, &mut ends)?;
-                                rows::resolve(table, &pinned, &mut ids[start..]);
+            let part = self.cost.topics_for_ids(RESOLVED_IDS);
+            let mut first = 0;
+            for topics in strs.chunks(part) {
+                let fields = fields.as_ref().map(|f| &f[first..first + topics.len()]);
+                let ends = self
+                    .cost
+                    .run(py, topics.len(), || {
+                        ids.clear();
+                        ids.reserve(self.cost.ids_capacity(topics.len()));
+                        let mut ends = Vec::with_capacity(topics.len());
+                        match fields {
+                            None => engine.lookup_batch_into(topics, ids, &mut ends)?,
+                            Some(fields) => {
+                                for (topic, message) in topics.iter().zip(fields) {
+                                    engine.lookup_fields_into(topic, message, ids)?;
+                                    ends.push(ids.len());
+                                }
                             }
                         }
-                        Some(fields) => {
-                            for (topic, message) in strs.iter().zip(fields) {
-                                let start = ids.len();
-                                engine.lookup_fields_into(topic, message, ids)?;
-                                rows::resolve(table, &pinned, &mut ids[start..]);
-                                ends.push(ids.len());
-                            }
-                        }
-                    }
-                    Ok(ends)
-                })?
-                .map_err(errors::to_py)?;
-            self.cost.record_ids(ids.len(), ends.len());
-            gil::guarded(|| rows::lists(py, &guard, ids, &ends))
+                        // The objects' addresses, read with the GIL still released while the
+                        // ids are in the cache; `guard`, pinned on this thread since before the
+                        // lookup, keeps them alive until the rows hold them.
+                        rows::resolve(table, &crossbeam_epoch::pin(), ids);
+                        Ok(ends)
+                    })?
+                    .map_err(errors::to_py)?;
+                self.cost.record_ids(ids.len(), ends.len());
+                gil::guarded(|| rows.push(&guard, ids, &ends))?;
+                first += topics.len();
+            }
+            rows.finish()
         })
     }
 

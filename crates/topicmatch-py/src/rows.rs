@@ -54,36 +54,80 @@ fn object_of(slots: &[AtomicPtr<ffi::PyObject>], id: SubscriberId) -> *mut ffi::
         .map_or(std::ptr::null_mut(), |s| s.load(Ordering::Acquire))
 }
 
-/// One list per topic from the addresses [`resolve`] made of a batch's ids: topic `i`'s
-/// subscribers are `objects[ends[i - 1]..ends[i]]`. `_pinned` is the pin held since before the
-/// lookup, which keeps every object alive until its row holds it.
-pub fn lists<'py>(
-    py: Python<'py>,
-    _pinned: &Guard,
-    objects: &[SubscriberId],
-    ends: &[usize],
-) -> PyResult<Bound<'py, PyList>> {
-    // No collection may run while the rows are made: each row is a new container, and a
-    // collection every few hundred would traverse the rows made so far and could run
-    // finalizers (arbitrary Python code) in the middle of the batch.
-    let _paused = GcPause::new(py);
-    let out = new_list(py, ends.len())?;
-    let mut start = 0;
-    for (i, &end) in ends.iter().enumerate() {
-        let objects = &objects[start..end];
-        let row = new_list(py, objects.len())?;
-        let filled = fill(row.as_ptr(), objects, |address| {
-            address as usize as *mut ffi::PyObject
-        });
-        if filled < objects.len() {
-            truncate(py, &row, filled)?;
-        }
-        // SAFETY: `out` is a new list of `ends.len()` slots and slot `i` is still empty; the
-        // store steals the reference `into_ptr` gives up.
-        unsafe { ffi::PyList_SET_ITEM(out.as_ptr(), ssize(i), row.into_ptr()) };
-        start = end;
+/// The list of a batch's rows, one list per topic, filled a part of the batch at a time
+/// ([`Rows::push`]) from the addresses [`resolve`] made of the part's ids.
+pub struct Rows<'py> {
+    out: Bound<'py, PyList>,
+    filled: usize,
+}
+
+impl<'py> Rows<'py> {
+    /// The rows of `topics` topics, none made yet. Until all are, the list has empty slots,
+    /// which a collection running meanwhile (in another thread, between parts) skips; no
+    /// Python code sees the list before [`Rows::finish`].
+    pub fn new(py: Python<'py>, topics: usize) -> PyResult<Self> {
+        Ok(Rows {
+            out: new_list(py, topics)?,
+            filled: 0,
+        })
     }
-    Ok(out)
+
+    /// Makes the next rows: topic `i`'s subscribers are `objects[ends[i - 1]..ends[i]]`.
+    /// `_pinned` is the pin held since before the lookup, which keeps every object alive until
+    /// its row holds it.
+    pub fn push(
+        &mut self,
+        _pinned: &Guard,
+        objects: &[SubscriberId],
+        ends: &[usize],
+    ) -> PyResult<()> {
+        let py = self.out.py();
+        if self.filled + ends.len() > self.out.len() {
+            return Err(crate::errors::internal(format!(
+                "internal error: {} more rows for a batch of {} topics, {} made",
+                ends.len(),
+                self.out.len(),
+                self.filled
+            )));
+        }
+        // No collection may run while the rows are made: each row is a new container, and a
+        // collection every few hundred would traverse the rows made so far and could run
+        // finalizers (arbitrary Python code) in the middle of the batch.
+        let _paused = GcPause::new(py);
+        let mut start = 0;
+        for &end in ends {
+            let objects = &objects[start..end];
+            let row = new_list(py, objects.len())?;
+            let filled = fill(row.as_ptr(), objects, |address| {
+                address as usize as *mut ffi::PyObject
+            });
+            if filled < objects.len() {
+                truncate(py, &row, filled)?;
+            }
+            // SAFETY: `out` is a new list of one slot per topic, and slot `self.filled` is
+            // still empty (in range: `ends` are the rows of topics not made yet); the store
+            // steals the reference `into_ptr` gives up.
+            unsafe {
+                ffi::PyList_SET_ITEM(self.out.as_ptr(), ssize(self.filled), row.into_ptr());
+            }
+            self.filled += 1;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// The list, once every topic's row is made.
+    pub fn finish(self) -> PyResult<Bound<'py, PyList>> {
+        if self.filled == self.out.len() {
+            Ok(self.out)
+        } else {
+            Err(crate::errors::internal(format!(
+                "internal error: {} rows made for a batch of {} topics",
+                self.filled,
+                self.out.len()
+            )))
+        }
+    }
 }
 
 /// A new list of `len` empty slots, which the caller fills before any Python code sees it.
