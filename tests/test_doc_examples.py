@@ -1,5 +1,6 @@
-"""The README's Python examples run as written, and every value a comment shows is the value
-the line gives (a comment that starts with a Python literal: `m.lookup(t)  # ['alice', 42]`)."""
+"""The Python examples of the README and the docs run as written, and every value a comment
+shows is the value the line gives (a comment that starts with a Python literal:
+`m.lookup(t)  # [42, 'alice']`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+#: The documents with Python examples, and how many values their comments show at least.
+DOCUMENTS = {"README.md": 10, "docs/FIELDS.md": 5, "docs/RELATIONS.md": 5, "docs/STORE.md": 1,
+             "docs/SPARK.md": 0}
 
 
-def blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+def blocks(document: str) -> list[str]:
+    text = (ROOT / document).read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, re.DOTALL)
 
 
 def shown(comment: str) -> tuple[bool, Any]:
@@ -37,7 +42,8 @@ def plain(value: Any) -> Any:
     return value.to_pylist() if hasattr(value, "to_pylist") else value
 
 
-def run(source: str, namespace: dict[str, Any], only_imports: bool = False) -> int:
+def run(source: str, namespace: dict[str, Any], only_imports: bool = False,
+        document: str = "README") -> int:
     """Runs `source` statement by statement in `namespace`; how many shown values it checked."""
     lines = source.splitlines()
     checked = 0
@@ -46,30 +52,32 @@ def run(source: str, namespace: dict[str, Any], only_imports: bool = False) -> i
             continue
         code = ast.Module(body=[statement], type_ignores=[])
         if not isinstance(statement, ast.Expr):
-            exec(compile(code, str(README), "exec"), namespace)
+            exec(compile(code, document, "exec"), namespace)
             continue
-        value = eval(compile(ast.Expression(statement.value), str(README), "eval"), namespace)
+        value = eval(compile(ast.Expression(statement.value), document, "eval"), namespace)
         line = lines[statement.end_lineno - 1] if statement.end_lineno else ""
         _, _, comment = line.partition("  #")
         found, want = shown(comment)
         if found:
-            assert plain(value) == want, f"README: {line.strip()}"
+            assert plain(value) == want, f"{document}: {line.strip()}"
             checked += 1
     return checked
 
 
-def test_the_readme_examples_run_and_show_what_they_give() -> None:
-    found = blocks()
-    assert len(found) >= 4
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_the_examples_run_and_show_what_they_give(document: str) -> None:
+    found = blocks(document)
+    assert found, f"no Python example in {document}"
     namespace: dict[str, Any] = {}
     checked = 0
     for source in found:
         if "topicmatch.spark" in source:
+            # A Spark example reads the user's files: its imports are what can be checked.
             pytest.importorskip("pyspark")
-            run(source, namespace, only_imports=True)
+            run(source, namespace, only_imports=True, document=document)
         else:
-            checked += run(source, namespace)
-    assert checked >= 10
+            checked += run(source, namespace, document=document)
+    assert checked >= DOCUMENTS[document]
 
 
 def test_a_wrong_value_in_a_comment_is_caught() -> None:
