@@ -158,10 +158,36 @@ def test_lookup_arrow_takes_a_table_of_one_string_column() -> None:
         m.lookup_arrow(["a/b"])
 
 
-def test_lookup_arrow_takes_pandas_columns_of_arrow_or_string_dtype() -> None:
-    """A pandas Series or Index of an Arrow-backed or string dtype, its `.array`, and a frame of
-    one such column; before pandas 3.0, a column of Python objects is refused with the
-    conversion to use."""
+def test_lookup_arrow_takes_a_dictionary_of_strings() -> None:
+    """A dictionary-encoded column (a categorical: topics repeat) gives each row its value's
+    subscribers, null where the key or its value is; in a table too, and with errors."""
+    m = tm.Matcher("mqtt", "cstrie")
+    m.subscribe("a/+", "x")
+    m.subscribe("#", "y")
+    for kind in (pa.string(), pa.large_string(), pa.string_view()):
+        values = pa.array(["a/b", None, "c", "a/+"], kind)
+        keys = pa.array([0, 2, None, 1, 0, 2], pa.int8())
+        column = pa.DictionaryArray.from_arrays(keys, values)
+        with pytest.raises(tm.InvalidTopic, match="topic at index 1"):
+            m.lookup_arrow(pa.DictionaryArray.from_arrays(pa.array([0, 3], pa.int8()), values))
+        want = [["x", "y"], ["y"], None, None, ["x", "y"], ["y"]]
+        assert names(m, m.lookup_arrow(column)) == want, kind
+        assert names(m, m.lookup_arrow(column.slice(3))) == want[3:], kind
+        assert names(m, m.lookup_arrow(pa.table({"topic": column}))) == want, kind
+        lists, errors = m.lookup_arrow(
+            pa.DictionaryArray.from_arrays(pa.array([3, 0], pa.uint16()), values), errors=True)
+        assert names(m, lists) == [None, ["x", "y"]]
+        assert "mqtt topic" in pa.array(errors)[0].as_py()
+    empty = pa.DictionaryArray.from_arrays(pa.array([None, None], pa.int32()),
+                                           pa.array([], pa.string()))
+    assert names(m, m.lookup_arrow(empty)) == [None, None]
+    with pytest.raises(TypeError, match="or a dictionary of one"):
+        m.lookup_arrow(pa.array([1, 2]).dictionary_encode())
+
+
+def test_lookup_arrow_takes_pandas_columns_of_strings() -> None:
+    """A pandas Series or Index of an Arrow-backed, string, categorical or object dtype, its
+    `.array`, and a frame of one such column."""
     pd = pytest.importorskip("pandas")
     m = tm.Matcher("mqtt", "trie")
     m.subscribe("a/+", "x")
@@ -173,12 +199,16 @@ def test_lookup_arrow_takes_pandas_columns_of_arrow_or_string_dtype() -> None:
         assert names(m, m.lookup_arrow(column.array)) == want, dtype
         assert names(m, m.lookup_arrow(pd.Index(column))) == want, dtype
         assert names(m, m.lookup_arrow(pd.DataFrame({"topic": column}))) == want, dtype
-    objects = pd.Series(["a/b", None, "c"], dtype=object)
-    if hasattr(objects, "__arrow_c_stream__"):
-        assert names(m, m.lookup_arrow(objects)) == want
-    else:
-        with pytest.raises(TypeError, match=r"astype\(\"string\[pyarrow\]\"\)"):
-            m.lookup_arrow(objects)
+    categories = pd.Series(["a/b", None, "c", "a/b"], dtype="category")
+    assert names(m, m.lookup_arrow(categories)) == [*want, ["x"]]
+    # A column of Python strings is converted, as pandas 3.0's own Arrow interface does; a
+    # missing value (None or NaN) is a null topic.
+    objects = pd.Series(["a/b", None, "c", float("nan")], dtype=object)
+    assert names(m, m.lookup_arrow(objects)) == [*want, None]
+    with pytest.raises(TypeError):
+        m.lookup_arrow(pd.Series(["a/b", 3], dtype=object))
+    with pytest.raises(TypeError, match="string column|string, large_string"):
+        m.lookup_arrow(pd.Series([1, 2]))
 
 
 def assert_arrow_rows_in_place(m: tm.Matcher, topics: list[str | None], bad_topic: str,

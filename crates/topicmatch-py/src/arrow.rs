@@ -4,8 +4,8 @@
 //! The topics come in through the Arrow `PyCapsule` interface (`__arrow_c_array__` or
 //! `__arrow_c_stream__`, read by `pyo3-arrow`), as a string array or a table of one string
 //! column: pyarrow, polars, `DuckDB` and pandas' Arrow columns hand their buffers over without
-//! a copy. A pandas `Series` before pandas 3.0 has no such interface: its Arrow data is taken
-//! through pyarrow's `__arrow_array__` ([`topic_chunks`]).
+//! a copy. A pandas `Series` before pandas 3.0 has no such interface: pyarrow reads it
+//! ([`topic_chunks`]).
 //!
 //! The lookups (the engine's batch path, a window of rows at a time) and the building of the
 //! result (a `list<uint32>` array of subscriber indices) run in one stretch, with the GIL
@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
-use arrow_array::{make_array, Array, ArrayRef, ListArray, UInt32Array};
+use arrow_array::{make_array, Array, ArrayAccessor, ArrayRef, ListArray, UInt32Array};
 use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyTuple};
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use pyo3_arrow::input::AnyArray;
 use topicmatch_core::{Engine, SubscriberId};
 
@@ -224,7 +224,8 @@ impl Lists {
     }
 }
 
-/// Calls `each(topic)` for every row of a string array in order (`None` for a null).
+/// Calls `each(topic)` for every row of a string array (or a dictionary of strings) in order
+/// (`None` for a null).
 fn for_each_topic<'a>(
     chunk: &'a dyn Array,
     mut each: impl FnMut(Option<&'a str>) -> Result<(), Stop>,
@@ -233,8 +234,39 @@ fn for_each_topic<'a>(
         DataType::Utf8 => chunk.as_string::<i32>().iter().try_for_each(&mut each),
         DataType::LargeUtf8 => chunk.as_string::<i64>().iter().try_for_each(&mut each),
         DataType::Utf8View => chunk.as_string_view().iter().try_for_each(&mut each),
+        DataType::Dictionary(_, _) => {
+            let dictionary = chunk.as_any_dictionary();
+            let values = dictionary.values();
+            if values.is_empty() {
+                // No values: every key is null (a valid key indexes a value).
+                return (0..chunk.len()).try_for_each(|_| each(None));
+            }
+            let keys = (dictionary.keys(), dictionary.normalized_keys());
+            match values.data_type() {
+                DataType::Utf8 => by_key(keys, &values.as_string::<i32>(), each),
+                DataType::LargeUtf8 => by_key(keys, &values.as_string::<i64>(), each),
+                DataType::Utf8View => by_key(keys, &values.as_string_view(), each),
+                other => unreachable!("checked before: dictionary of {other}"),
+            }
+        }
         other => unreachable!("checked before: {other}"),
     }
+}
+
+/// Calls `each(topic)` for every key of a dictionary in order: the key's value, `None` where
+/// the key or its value is null.
+fn by_key<'a, V>(
+    (keys, indices): (&dyn Array, Vec<usize>),
+    values: &V,
+    mut each: impl FnMut(Option<&'a str>) -> Result<(), Stop>,
+) -> Result<(), Stop>
+where
+    V: ArrayAccessor<Item = &'a str>,
+{
+    for (row, index) in indices.into_iter().enumerate() {
+        each((keys.is_valid(row) && values.is_valid(index)).then(|| values.value(index)))?;
+    }
+    Ok(())
 }
 
 /// Whether `t` is a string type this reads.
@@ -242,22 +274,29 @@ fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
+/// Whether topics of type `t` are read: strings, or a dictionary of strings.
+fn is_topics(t: &DataType) -> bool {
+    match t {
+        DataType::Dictionary(_, values) => is_string(values),
+        t => is_string(t),
+    }
+}
+
 /// The topics of `lookup_arrow`: an Arrow string array or stream, a table of one string column
 /// (a struct array or stream: a `DuckDB` relation, a pyarrow or polars table of one column), or
-/// a pandas `Series` or `Index` of an Arrow-backed or string dtype. Its chunks, each a string
-/// array.
+/// a pandas `Series` or `Index` of strings. Its chunks, each a string array or a dictionary of
+/// strings.
 fn topic_chunks(topics: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
     let input: AnyArray = match topics.extract() {
         Ok(input) => input,
-        Err(e) => match pandas_arrow(topics)? {
+        Err(e) => match pyarrow_array(topics)? {
             Some(arrow) => arrow.extract()?,
             None => {
                 return Err(PyTypeError::new_err(format!(
                     "topics must be an Arrow string array or a table of one string column \
                      (an object with __arrow_c_array__ or __arrow_c_stream__, such as a \
-                     pyarrow, polars or DuckDB one, or a pandas Series of an Arrow or string \
-                     dtype: series.astype(\"string[pyarrow]\") converts one of Python \
-                     objects), not {}: {e}",
+                     pyarrow, polars or DuckDB one, or a pandas Series of strings), not {}: \
+                     {e}",
                     crate::convert::type_name(topics)
                 )))
             }
@@ -265,10 +304,10 @@ fn topic_chunks(topics: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
     };
     let field = input.field()?;
     let column = match field.data_type() {
-        t if is_string(t) => false,
+        t if is_topics(t) => false,
         DataType::Struct(columns) if columns.len() == 1 => {
             let column = &columns[0];
-            if !is_string(column.data_type()) {
+            if !is_topics(column.data_type()) {
                 return Err(PyTypeError::new_err(format!(
                     "topics must be a string column; column {:?} is {}",
                     column.name(),
@@ -288,7 +327,8 @@ fn topic_chunks(topics: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
         }
         other => {
             return Err(PyTypeError::new_err(format!(
-                "topics must be an Arrow string, large_string or string_view array, not {other}"
+                "topics must be an Arrow string, large_string or string_view array (or a \
+                 dictionary of one), not {other}"
             )))
         }
     };
@@ -327,18 +367,31 @@ fn only_column(chunk: &dyn Array) -> PyResult<ArrayRef> {
     Ok(make_array(data))
 }
 
-/// pandas' Arrow data of a `Series` or `Index` (or of its `.array`), which pandas before 3.0
-/// offers through pyarrow's `__arrow_array__` rather than the `PyCapsule` interface; `None` for
-/// any other object, and for a pandas column of Python objects (which has no Arrow data).
-fn pandas_arrow<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let holder = match obj.getattr_opt("__arrow_array__")? {
-        Some(_) => obj.clone(),
-        None => match obj.getattr_opt("array")? {
-            Some(array) if array.hasattr("__arrow_array__")? => array,
-            _ => return Ok(None),
-        },
-    };
-    holder.call_method0("__arrow_array__").map(Some)
+/// An Arrow array made of an object without the `PyCapsule` interface: a pandas column
+/// (before pandas 3.0 a `Series` has none) through `pyarrow.array(obj, from_pandas=True)`,
+/// without a copy for an Arrow-backed dtype (a column of Python strings is converted, as
+/// pandas 3.0's own interface converts it); any other object with pyarrow's
+/// `__arrow_array__`. `None` for anything else.
+fn pyarrow_array<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    let module = obj.get_type().module()?;
+    let module = module.to_str()?;
+    if module == "pandas" || module.starts_with("pandas.") {
+        let pyarrow = py.import("pyarrow").map_err(|e| {
+            PyTypeError::new_err(format!(
+                "reading a pandas column as Arrow needs pyarrow: {e}"
+            ))
+        })?;
+        let options = PyDict::new(py);
+        options.set_item("from_pandas", true)?;
+        return pyarrow
+            .call_method("array", (obj,), Some(&options))
+            .map(Some);
+    }
+    if obj.hasattr("__arrow_array__")? {
+        return obj.call_method0("__arrow_array__").map(Some);
+    }
+    Ok(None)
 }
 
 /// `Matcher.lookup_arrow`, documented there.
