@@ -22,6 +22,24 @@ pub struct Topics {
     ends: Vec<usize>,
 }
 
+/// `e`, with a pointer to `lookup_arrow` when `obj` is an Arrow array (whose items are Arrow
+/// scalars, not `str`).
+fn arrow_hint(obj: &Bound<'_, PyAny>, e: PyErr) -> PyErr {
+    let py = obj.py();
+    let arrow = ["__arrow_c_array__", "__arrow_c_stream__"]
+        .iter()
+        .any(|name| obj.hasattr(*name).unwrap_or(false));
+    if arrow && e.is_instance_of::<PyTypeError>(py) {
+        PyTypeError::new_err(format!(
+            "{}; an Arrow array goes to lookup_arrow, which reads it without a Python object \
+             per topic",
+            e.value(py)
+        ))
+    } else {
+        e
+    }
+}
+
 impl Topics {
     /// Copies the topics of `obj`: an iterable of `str` (a single `str` is a `TypeError`).
     /// Items are checked as they are read, so the errors come in order: those of the first
@@ -49,7 +67,7 @@ impl Topics {
             // A hint only: `__len__` may lie, so a huge one reserves no more than a batch.
             out.reserve(obj.len().unwrap_or(0).min(1 << 16));
             for item in obj.try_iter()? {
-                out.push(&item?, dialect)?;
+                out.push(&item?, dialect).map_err(|e| arrow_hint(obj, e))?;
             }
         }
         Ok(out)
