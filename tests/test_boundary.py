@@ -161,7 +161,7 @@ def test_lookup_arrow_takes_a_table_of_one_string_column() -> None:
 def test_lookup_many_points_an_arrow_array_to_lookup_arrow() -> None:
     m = tm.Matcher("mqtt", "trie")
     for topics in (pa.array(["a/b"]), pa.chunked_array([["a/b"]])):
-        with pytest.raises(TypeError, match="not StringScalar; an Arrow array goes to lookup_arrow"):
+        with pytest.raises(TypeError, match="StringScalar; an Arrow array goes to lookup_arrow"):
             m.lookup_many(topics)
     with pytest.raises(TypeError, match=r"^topic must be str, not int$"):
         m.lookup_many(iter([1]))
