@@ -4,6 +4,7 @@ long calls let other threads run."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
@@ -293,6 +294,38 @@ def test_lookup_many_of_high_fan_out_rows_in_parts(algorithm: str) -> None:
     assert [sorted(map(str, row)) for row in m.lookup_many(topics, fields=fields)] == want
     with pytest.raises(tm.InvalidTopic):
         m.lookup_many([*topics[:500], "s/#/x", *topics[500:]])
+
+
+def test_a_batch_made_in_parts_is_out_of_reach_until_whole() -> None:
+    """Between the parts of a batch (the GIL released for each part's lookup), another thread
+    walking every object the collector tracks never meets the batch's list half made; the list
+    is tracked once returned."""
+    m = tm.Matcher("mqtt", "cstrie")
+    for i in range(1_500):
+        m.subscribe("s/#", i)
+        m.subscribe(f"s/{i % 7}/+", f"n{i}")
+    topics = [f"s/{i % 9}/{i}" for i in range(600)]
+    m.lookup_many(topics)  # the matcher learns its rows' size: parts of about 150 topics
+    done = threading.Event()
+    seen = []
+
+    def walk() -> None:
+        while not done.is_set():
+            for obj in gc.get_objects():
+                if type(obj) is list and len(obj) == len(topics):
+                    seen.append(sum(1 for row in obj if row is None))
+
+    walker = threading.Thread(target=walk)
+    walker.start()
+    try:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            rows = m.lookup_many(topics)
+            assert gc.is_tracked(rows) and len(rows) == len(topics)
+    finally:
+        done.set()
+        walker.join()
+    assert seen.count(0) == len(seen)
 
 
 def test_lookup_arrow_picks_one_group_member_per_row_around_invalid_topics() -> None:

@@ -373,9 +373,9 @@ impl PyMatcher {
     /// object with `__arrow_c_array__` or `__arrow_c_stream__`; a table of one string column,
     /// such as a `DuckDB` relation; a pandas `Series` of strings), with the GIL released
     /// throughout: an Arrow `list<uint32>` array whose row `i` holds the subscriber indices
-    /// (see `subscriber_table`) of topic `i`; a null topic gives a null row. An invalid topic raises
-    /// `InvalidTopic` naming its index, or with `errors=True` gives a null row and the pair
-    /// `(lists, errors)`, `errors` a `string` array holding each invalid topic's reason.
+    /// (see `subscriber_table`) of topic `i`; a null topic gives a null row. An invalid topic
+    /// raises `InvalidTopic` naming its index, or with `errors=True` gives a null row and the
+    /// pair `(lists, errors)`, `errors` a `string` array holding each invalid topic's reason.
     #[pyo3(signature = (topics, *, errors = false))]
     fn lookup_arrow<'py>(
         &self,

@@ -63,13 +63,14 @@ pub struct Rows<'py> {
 
 impl<'py> Rows<'py> {
     /// The rows of `topics` topics, none made yet. Until all are, the list has empty slots,
-    /// which a collection running meanwhile (in another thread, between parts) skips; no
-    /// Python code sees the list before [`Rows::finish`].
+    /// and the GIL is released between parts: the list stays out of the garbage collector's
+    /// reach (untracked, so that no other thread finds it through `gc.get_objects()`) until
+    /// [`Rows::finish`].
     pub fn new(py: Python<'py>, topics: usize) -> PyResult<Self> {
-        Ok(Rows {
-            out: new_list(py, topics)?,
-            filled: 0,
-        })
+        let out = new_list(py, topics)?;
+        // SAFETY: the GIL is held and `out` is a new list, tracked by `PyList_New`.
+        unsafe { ffi::PyObject_GC_UnTrack(out.as_ptr().cast()) };
+        Ok(Rows { out, filled: 0 })
     }
 
     /// Makes the next rows: topic `i`'s subscribers are `objects[ends[i - 1]..ends[i]]`.
@@ -116,9 +117,12 @@ impl<'py> Rows<'py> {
         Ok(())
     }
 
-    /// The list, once every topic's row is made.
+    /// The list, once every topic's row is made. (Dropped unfinished, the list is freed with
+    /// its empty slots: its deallocation skips them, and untracks it only if tracked.)
     pub fn finish(self) -> PyResult<Bound<'py, PyList>> {
         if self.filled == self.out.len() {
+            // SAFETY: the GIL is held, and `out` was untracked by `new` and is full now.
+            unsafe { ffi::PyObject_GC_Track(self.out.as_ptr().cast()) };
             Ok(self.out)
         } else {
             Err(crate::errors::internal(format!(
