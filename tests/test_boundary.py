@@ -158,6 +158,18 @@ def test_lookup_arrow_takes_a_table_of_one_string_column() -> None:
     with pytest.raises(TypeError, match="not list"):
         m.lookup_arrow(["a/b"])
 
+    class Unreadable(type):
+        @property
+        def __module__(cls) -> str:  # type: ignore[override]
+            raise RuntimeError("no module")
+
+    class Nameless(metaclass=Unreadable):
+        pass
+
+    # Its type's module cannot be read: still the TypeError of an object that is not Arrow.
+    with pytest.raises(TypeError, match="not Nameless"):
+        m.lookup_arrow(Nameless())
+
 
 def test_lookup_many_points_an_arrow_array_to_lookup_arrow() -> None:
     m = tm.Matcher("mqtt", "trie")

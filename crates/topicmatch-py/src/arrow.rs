@@ -374,9 +374,12 @@ fn only_column(chunk: &dyn Array) -> PyResult<ArrayRef> {
 /// `__arrow_array__`. `None` for anything else.
 fn pyarrow_array<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = obj.py();
-    let module = obj.get_type().module()?;
-    let module = module.to_str()?;
-    if module == "pandas" || module.starts_with("pandas.") {
+    let pandas = obj.get_type().module().is_ok_and(|module| {
+        module
+            .to_str()
+            .is_ok_and(|m| m == "pandas" || m.starts_with("pandas."))
+    });
+    if pandas {
         let pyarrow = py.import("pyarrow").map_err(|e| {
             PyTypeError::new_err(format!(
                 "reading a pandas column as Arrow needs pyarrow: {e}"
