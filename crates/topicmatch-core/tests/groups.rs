@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{engine, sorted};
 use proptest::prelude::*;
-use topicmatch_core::fields::Message;
+use topicmatch_core::fields::{Criterion, Filter, Message, Mode, Value};
 use topicmatch_core::{
     Algorithm, Dialect, Engine, Error, GroupMatch, GroupPolicy, Subscriber, Subscription,
 };
@@ -439,4 +439,31 @@ fn threads_joining_and_leaving_never_see_a_stranger() {
         churn.join().unwrap();
         assert_eq!(m.lookup("jobs.x").unwrap(), vec![Subscriber::Int(0)]);
     }
+}
+
+#[test]
+fn answers_by_topic_until_a_group_or_a_filter_is_ever_held() {
+    let m = grouped(Dialect::Mqtt, Algorithm::Cstrie, GroupPolicy::RoundRobin);
+    assert!(m.answers_by_topic());
+    m.subscribe("jobs/#", &s("audit")).unwrap();
+    assert!(m.answers_by_topic(), "a plain subscription picks nothing");
+    let member = m.subscribe_group("jobs/#", &s("w1"), "workers").unwrap();
+    assert!(
+        !m.answers_by_topic(),
+        "a group's member is picked per message"
+    );
+    assert!(m.unsubscribe(member));
+    assert!(
+        !m.answers_by_topic(),
+        "never cleared: a lookup racing the group may have seen it"
+    );
+
+    let m = engine(Dialect::Mqtt, Algorithm::Trie);
+    let filter = Filter::new(
+        [("k".into(), Criterion::Eq(Value::from(1_i64)))].into(),
+        Mode::All,
+    )
+    .unwrap();
+    m.subscribe_where("jobs/#", &s("k"), &filter).unwrap();
+    assert!(!m.answers_by_topic());
 }

@@ -563,6 +563,16 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether every lookup of a topic without fields gives the same answer while the
+    /// subscriptions stay the same: no group (whose member is picked per message) and no
+    /// filtered subscription was ever held. Read after a lookup, `true` means the lookup
+    /// picked nothing (the flag it reads is set before the first such subscription reaches
+    /// the algorithm), so a caller may give that lookup's answer to other messages of the
+    /// same topic in the same batch.
+    pub fn answers_by_topic(&self) -> bool {
+        !self.synthetic.load(Ordering::SeqCst)
+    }
+
     /// Whether any subscription matches `topic` (a message without fields).
     pub fn matches_any(&self, topic: &str) -> Result<bool> {
         self.matches_any_fields(topic, &Message::new())
