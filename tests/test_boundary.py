@@ -207,6 +207,61 @@ def test_lookup_arrow_takes_a_dictionary_of_strings() -> None:
         m.lookup_arrow(pa.array([1, 2]).dictionary_encode())
 
 
+def raw_rows(lists: object) -> list[list[int] | None]:
+    return [None if r is None else sorted(r) for r in pa.array(lists).to_pylist()]
+
+
+@given(values=st.lists(st.sampled_from(["a/b", "a/c", "c", "a/+", "", None]), min_size=1,
+                       max_size=5),
+       keys=st.lists(st.one_of(st.none(), st.integers(0, 4)), max_size=12),
+       algorithm=st.sampled_from(["cstrie", "trie", "inverted_bitmap"]))
+def test_a_dictionary_of_repeated_topics_gives_what_its_decoded_rows_give(
+        values: list[str | None], keys: list[int | None], algorithm: str) -> None:
+    """A dictionary whose values repeat is looked up once per value; each row gets what the
+    same topics as plain strings get: the same rows, nulls, reasons and first invalid row."""
+    m = tm.Matcher("mqtt", algorithm)
+    m.subscribe("a/+", "x")
+    m.subscribe("#", "y")
+    m.subscribe("a/b", "z")
+    keys = [None if k is None else k % len(values) for k in keys]
+    column = pa.DictionaryArray.from_arrays(pa.array(keys, pa.int32()),
+                                           pa.array(values, pa.string()))
+    plain = column.cast(pa.string())
+    for topics, decoded in ((column, plain), (column.slice(1), plain.slice(1)),
+                            (pa.chunked_array([column, column.slice(2)]),
+                             pa.chunked_array([plain, plain.slice(2)]))):
+        lists, errors = m.lookup_arrow(topics, errors=True)
+        want, want_errors = m.lookup_arrow(decoded, errors=True)
+        assert raw_rows(lists) == raw_rows(want)
+        assert pa.array(errors).to_pylist() == pa.array(want_errors).to_pylist()
+        try:
+            expected: object = raw_rows(m.lookup_arrow(decoded))
+        except tm.InvalidTopic as e:
+            expected = str(e)
+        try:
+            got: object = raw_rows(m.lookup_arrow(topics))
+        except tm.InvalidTopic as e:
+            got = str(e)
+        assert got == expected
+
+
+def test_a_dictionary_picks_a_group_member_per_row() -> None:
+    """With a group, each row of a dictionary gets its own pick, as the same topics as plain
+    strings do: one lookup per value would give every row of a value the same member."""
+    def grouped() -> tm.Matcher:
+        m = tm.Matcher("mqtt", "cstrie", group_policy="round_robin")
+        for member in ("x", "y", "z"):
+            m.subscribe("$share/g/a/#", member)
+        return m
+
+    keys = pa.array([0, 1, 0, 0, 1, 0, 0], pa.int8())
+    column = pa.DictionaryArray.from_arrays(keys, pa.array(["a/b", "a/c"]))
+    by_dictionary, by_plain = grouped(), grouped()
+    got = names(by_dictionary, by_dictionary.lookup_arrow(column))
+    assert got == names(by_plain, by_plain.lookup_arrow(column.cast(pa.string())))
+    assert len({tuple(row or []) for row in got}) == 3
+
+
 def test_lookup_arrow_takes_pandas_columns_of_strings() -> None:
     """A pandas Series or Index of an Arrow-backed, string, categorical or object dtype, its
     `.array`, and a frame of one such column."""

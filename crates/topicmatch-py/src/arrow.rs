@@ -126,6 +126,29 @@ impl Lists {
         }
     }
 
+    /// Adds the rows of `chunk` (the rows from `*first_row` on) to `window`, looking the window
+    /// up ([`Self::push_window`]) each time it holds `size` rows; the caller looks up the last
+    /// rows left in it.
+    fn push_rows<'a>(
+        &mut self,
+        engine: &Engine,
+        first_row: &mut usize,
+        chunk: &'a dyn Array,
+        size: usize,
+        window: &mut Vec<Option<&'a str>>,
+        scratch: &mut Scratch<'a>,
+    ) -> Result<(), Stop> {
+        for_each_topic(chunk, |topic| {
+            window.push(topic);
+            if window.len() == size {
+                self.push_window(engine, *first_row, window, scratch)?;
+                *first_row += window.len();
+                window.clear();
+            }
+            Ok(())
+        })
+    }
+
     /// Looks up the rows `first_row..` of `window` (`None`: a null topic) through the
     /// engine's batch path and appends their lists. A batch stops at an invalid topic with
     /// the rows before it kept: that row alone is looked up again, which names it or records
@@ -189,6 +212,58 @@ impl Lists {
             Err(e) if self.errors.is_some() => self.end_row(false, Some(e.to_string())),
             Err(e) => Err(Stop::Invalid(row, e)),
         }
+    }
+
+    /// Appends the rows of a dictionary-encoded chunk ([`by_value`]) from one lookup per value
+    /// of its dictionary: each row copies its value's list. A group's member is picked per
+    /// message, so the engine must never have held a group: if one came while the values were
+    /// looked up, nothing is appended and `false` comes back (the caller then looks the rows
+    /// up one by one; the picks of the values' lookups are dropped, no row loses its own).
+    fn push_dictionary<'a>(
+        &mut self,
+        engine: &Engine,
+        first_row: usize,
+        chunk: &'a dyn Array,
+        size: usize,
+        scratch: &mut Scratch<'a>,
+    ) -> Result<bool, Stop> {
+        let dictionary = chunk.as_any_dictionary();
+        let values = dictionary.values().as_ref();
+        // The values' rows, an invalid value's as a null (its row is looked up alone below,
+        // to name it or give its reason).
+        let mut memo = Lists::new(values.len(), values.len(), true);
+        let mut window = Vec::with_capacity(size.min(values.len()));
+        let mut done = 0;
+        memo.push_rows(engine, &mut done, values, size, &mut window, scratch)?;
+        memo.push_window(engine, done, &window, scratch)?;
+        // Read after the lookups: `true` means none of them picked a group's member.
+        if !engine.answers_by_topic() {
+            return Ok(false);
+        }
+        let keys = dictionary.keys();
+        let offsets = &memo.offsets;
+        for (row, index) in dictionary.normalized_keys().into_iter().enumerate() {
+            if keys.is_null(row) || values.is_null(index) {
+                self.end_row(false, None)?;
+            } else if memo.valid.get_bit(index) {
+                // Offsets are lengths (`end_row`), never negative.
+                let (start, end) = (
+                    offsets[index].unsigned_abs(),
+                    offsets[index + 1].unsigned_abs(),
+                );
+                let (start, end) = (start as usize, end as usize);
+                self.values.extend_from_slice(&memo.values[start..end]);
+                self.end_row(true, None)?;
+            } else {
+                self.push_one(
+                    engine,
+                    first_row + row,
+                    text(values, index),
+                    &mut scratch.ids,
+                )?;
+            }
+        }
+        Ok(true)
     }
 
     /// Appends subscriber ids to the row being built, as indices.
@@ -272,6 +347,37 @@ where
 /// Whether `t` is a string type this reads.
 fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// The text of row `index` of a string array (valid, in range).
+fn text(values: &dyn Array, index: usize) -> &str {
+    match values.data_type() {
+        DataType::Utf8 => values.as_string::<i32>().value(index),
+        DataType::LargeUtf8 => values.as_string::<i64>().value(index),
+        DataType::Utf8View => values.as_string_view().value(index),
+        other => unreachable!("checked before: {other}"),
+    }
+}
+
+/// Whether a chunk is looked up one value of its dictionary at a time: a dictionary with
+/// fewer values than rows (its topics repeat), on an engine that never picks a group's member
+/// (see [`Lists::push_dictionary`]).
+fn by_value(chunk: &dyn Array, engine: &Engine) -> bool {
+    chunk
+        .as_any_dictionary_opt()
+        .is_some_and(|d| !d.values().is_empty() && d.values().len() < chunk.len())
+        && engine.answers_by_topic()
+}
+
+/// How many lookups `chunks` take: a row each, or a value each where [`by_value`].
+fn lookups(chunks: &[ArrayRef], engine: &Engine) -> usize {
+    chunks
+        .iter()
+        .map(|chunk| match chunk.as_any_dictionary_opt() {
+            Some(d) if by_value(chunk.as_ref(), engine) => d.values().len(),
+            _ => chunk.len(),
+        })
+        .sum()
 }
 
 /// Whether topics of type `t` are read: strings, or a dictionary of strings.
@@ -408,7 +514,9 @@ pub fn lookup_arrow<'py>(
     let rows: usize = chunks.iter().map(Array::len).sum();
     let engine = matcher.engine();
     let guard = crossbeam_epoch::pin();
-    let built = matcher.cost().run(py, rows, || {
+    // The work is sized (and timed, per lookup) by the lookups it makes: a dictionary's rows
+    // that repeat its values cost a copy each.
+    let built = matcher.cost().run(py, lookups(&chunks, engine), || {
         // The C Data Interface trusts its producer; a hand-made array (`from_buffers`) may
         // still break the format: offsets out of order or out of bounds, text that is not
         // UTF-8. One pass over the bytes checks it all before any topic is read.
@@ -432,15 +540,30 @@ pub fn lookup_arrow<'py>(
             };
             let mut look_up = || {
                 for chunk in &chunks {
-                    for_each_topic(chunk.as_ref(), |topic| {
-                        window.push(topic);
-                        if window.len() == size {
-                            lists.push_window(engine, first_row, &window, &mut scratch)?;
-                            first_row += window.len();
-                            window.clear();
+                    if by_value(chunk.as_ref(), engine) {
+                        // The rows before it first, then the chunk's, from its values'.
+                        lists.push_window(engine, first_row, &window, &mut scratch)?;
+                        first_row += window.len();
+                        window.clear();
+                        if lists.push_dictionary(
+                            engine,
+                            first_row,
+                            chunk.as_ref(),
+                            size,
+                            &mut scratch,
+                        )? {
+                            first_row += chunk.len();
+                            continue;
                         }
-                        Ok(())
-                    })?;
+                    }
+                    lists.push_rows(
+                        engine,
+                        &mut first_row,
+                        chunk.as_ref(),
+                        size,
+                        &mut window,
+                        &mut scratch,
+                    )?;
                 }
                 lists.push_window(engine, first_row, &window, &mut scratch)
             };
