@@ -25,16 +25,11 @@ pub fn list<'py>(
     ids: &[SubscriberId],
 ) -> PyResult<Bound<'py, PyList>> {
     let slots = table.slots(guard);
-    let row = new_list(py, ids.len())?;
-    let filled = fill(row.as_ptr(), ids, |id| object_of(slots, id));
-    if filled < ids.len() {
-        truncate(py, &row, filled)?;
-    }
-    Ok(row)
+    row(py, ids, |id| object_of(slots, id))
 }
 
 /// Replaces each id of `ids` by the address of its subscriber's object (0 where the
-/// subscriber left), for [`lists`]. It reads the table only, which needs a pin and not the GIL:
+/// subscriber left), for [`Rows::push`]. It reads the table only, which needs a pin and not the GIL:
 /// a batch resolves its ids with the GIL released, and the rows are built holding it with one
 /// read, one increment and one store per subscriber. The caller's own pin, taken before the
 /// lookup and kept until the rows are built, keeps the objects alive meanwhile (see
@@ -97,14 +92,9 @@ impl<'py> Rows<'py> {
         let _paused = GcPause::new(py);
         let mut start = 0;
         for &end in ends {
-            let objects = &objects[start..end];
-            let row = new_list(py, objects.len())?;
-            let filled = fill(row.as_ptr(), objects, |address| {
+            let row = row(py, &objects[start..end], |address| {
                 address as usize as *mut ffi::PyObject
-            });
-            if filled < objects.len() {
-                truncate(py, &row, filled)?;
-            }
+            })?;
             // SAFETY: `out` is a new list of one slot per topic, and slot `self.filled` is
             // still empty (in range: `ends` are the rows of topics not made yet); the store
             // steals the reference `into_ptr` gives up.
@@ -132,6 +122,21 @@ impl<'py> Rows<'py> {
             )))
         }
     }
+}
+
+/// A new list of the objects of `ids` (`object` gives each one's, null for a subscriber that
+/// left, which the list leaves out).
+fn row<'py>(
+    py: Python<'py>,
+    ids: &[SubscriberId],
+    object: impl Fn(SubscriberId) -> *mut ffi::PyObject,
+) -> PyResult<Bound<'py, PyList>> {
+    let row = new_list(py, ids.len())?;
+    let filled = fill(row.as_ptr(), ids, object);
+    if filled < ids.len() {
+        truncate(py, &row, filled)?;
+    }
+    Ok(row)
 }
 
 /// A new list of `len` empty slots, which the caller fills before any Python code sees it.
