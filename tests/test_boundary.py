@@ -294,20 +294,14 @@ def assert_arrow_rows_in_place(m: tm.Matcher, topics: list[str | None], bad_topi
     with `bad_topic` at the rows `bad_at`, it names the first in `InvalidTopic`, and with
     `errors=True` gives those rows as nulls and their reasons."""
     want = [None if t is None else sorted(map(str, m.lookup(t))) for t in topics]
-    table = m.subscriber_table()
-
-    def rows(lists: object) -> list[list[str] | None]:
-        return [None if r is None else sorted(str(table[i]) for i in r)
-                for r in pa.array(lists).to_pylist()]
-
-    assert rows(m.lookup_arrow(pa.array(topics, pa.string()))) == want
+    assert names(m, m.lookup_arrow(pa.array(topics, pa.string()))) == want
     bad = list(topics)
     for at in bad_at:
         bad[at] = bad_topic
     with pytest.raises(tm.InvalidTopic, match=rf"topic at index {bad_at[0]}: "):
         m.lookup_arrow(pa.array(bad, pa.string()))
     lists, errors = m.lookup_arrow(pa.array(bad, pa.large_string()), errors=True)
-    assert rows(lists) == [None if i in bad_at else w for i, w in enumerate(want)]
+    assert names(m, lists) == [None if i in bad_at else w for i, w in enumerate(want)]
     reasons = pa.array(errors).to_pylist()
     assert [i for i, r in enumerate(reasons) if r is not None] == list(bad_at)
 
