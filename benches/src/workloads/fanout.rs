@@ -150,20 +150,10 @@ fn trees(cuts: bool) -> (Vec<(String, i64)>, Vec<String>) {
 
 /// The `shape`'s subscriptions and topics in `dialect`'s syntax.
 pub fn fanout(shape: Shape, dialect: Dialect) -> Workload {
-    let (subscriptions, topics, name) = match shape {
-        Shape::Cuts | Shape::Crowds => {
-            let (subscriptions, topics) = trees(shape == Shape::Cuts);
-            let name = if shape == Shape::Cuts {
-                "fanout-cuts"
-            } else {
-                "fanout-crowds"
-            };
-            (subscriptions, topics, name)
-        }
-        Shape::Broadcast => {
-            let (subscriptions, topics) = broadcast();
-            (subscriptions, topics, "fanout-broadcast")
-        }
+    let ((subscriptions, topics), name) = match shape {
+        Shape::Cuts => (trees(true), "fanout-cuts"),
+        Shape::Crowds => (trees(false), "fanout-crowds"),
+        Shape::Broadcast => (broadcast(), "fanout-broadcast"),
     };
     let (name, syntax): (String, fn(&str) -> String) = match dialect {
         Dialect::Mqtt => (name.into(), str::to_owned),
