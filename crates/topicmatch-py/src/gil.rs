@@ -95,6 +95,15 @@ impl Cost {
         usize::try_from(topics).unwrap_or(usize::MAX).max(1)
     }
 
+    /// How many topics are expected to take about `ns` nanoseconds, by the average so far
+    /// (at least one; every topic while nothing is measured yet).
+    pub fn topics_for_ns(&self, ns: u64) -> usize {
+        match self.per_topic() {
+            0 => usize::MAX,
+            per_topic => usize::try_from(ns / per_topic).unwrap_or(usize::MAX).max(1),
+        }
+    }
+
     /// Folds a batch's `ids` subscriber ids over `topics` topics into the average.
     pub fn record_ids(&self, ids: usize, topics: usize) {
         if topics == 0 {

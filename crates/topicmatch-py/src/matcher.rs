@@ -40,6 +40,13 @@ pub(crate) const KEPT_IDS: usize = 1 << 19;
 /// slower.
 const RESOLVED_IDS: usize = 1 << 18;
 
+/// The longest a part of a `lookup_many` batch is expected to take, in ns, by the matcher's
+/// measured cost per topic (a batch of slow lookups finding few subscribers each, such as a
+/// `naive` scan of many patterns, is parts of at most this long too). Between parts the call
+/// holds the GIL and runs pending signal handlers: a Ctrl-C stops a long batch within about
+/// this long, raising `KeyboardInterrupt`.
+const PART_NS: u64 = 50_000_000;
+
 thread_local! {
     static IDS: Cell<Vec<SubscriberId>> = const { Cell::new(Vec::new()) };
 }
@@ -314,7 +321,8 @@ impl PyMatcher {
 
     /// `lookup` for each topic, in one call; `fields`, if given, is a parallel iterable of
     /// the messages' field mappings (`None` for a message without fields). The matching runs
-    /// with the GIL released.
+    /// with the GIL released; a long batch runs in parts, and a signal handler that raises
+    /// (Ctrl-C) stops it between two.
     #[pyo3(signature = (topics, fields = None))]
     fn lookup_many<'py>(
         &self,
@@ -335,7 +343,10 @@ impl PyMatcher {
         // allocated again on every call would cost page faults whenever the allocator has
         // given the memory back to the system.
         with_ids(|ids| {
-            let part = self.cost.topics_for_ids(RESOLVED_IDS);
+            let part = self
+                .cost
+                .topics_for_ids(RESOLVED_IDS)
+                .min(self.cost.topics_for_ns(PART_NS));
             let mut first = 0;
             for topics in strs.chunks(part) {
                 let fields = fields.as_ref().map(|f| &f[first..first + topics.len()]);
@@ -364,6 +375,11 @@ impl PyMatcher {
                 self.cost.record_ids(ids.len(), ends.len());
                 gil::guarded(|| rows.push(&guard, ids, &ends))?;
                 first += topics.len();
+                if first < strs.len() {
+                    // A signal that came during the part (Ctrl-C): its handler runs now, and
+                    // an exception it raises ends the batch, the rows made so far dropped.
+                    py.check_signals()?;
+                }
             }
             rows.finish()
         })
