@@ -53,6 +53,19 @@ def test_every_call_is_measured() -> None:
     for s in results:
         assert all(rate > 0 for rate in s.rates.values())
         assert s.records()[0].metric == f"{s.call}[100]@1t"
+        # Only `lookup` holds the GIL: only it runs beside the pure-Python loop.
+        if s.call == "lookup":
+            assert set(s.held) == {1, 2}
+            assert all(rate > 0 for rate in s.held.values())
+            assert s.held_ratio(2) == pytest.approx(s.held[2] / s.held[1])
+            assert [r.metric for r in s.records()][-2:] == [
+                "gil_held_reference[100]@1t", "gil_held_reference[100]@2t"]
+        else:
+            assert s.held == {}
+            assert not any("gil_held" in r.metric for r in s.records())
+    text = scaling.render(results)
+    assert text.splitlines()[0].count("pure Python beside") == 1
+    assert "pure Python beside" not in "".join(text.splitlines()[1:])
     with pytest.raises(ValueError, match="unknown call"):
         scaling.scaling(["cstrie"], calls=("lookup_fast",), topics=topics)
 

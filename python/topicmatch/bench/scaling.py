@@ -13,7 +13,10 @@ run also records how many cores its threads used (their CPU time over the run's 
 
 Beside every run the same threads do work that never holds the GIL (hashing a buffer with
 ``hashlib``, which releases it), alternating with ours: its ratio is what this machine gave
-two threads at that moment (other processes share the cores), the ceiling for ours.
+two threads at that moment (other processes share the cores), the ceiling for ours. Beside
+``lookup``, which holds the GIL, the same threads also run a pure-Python loop (``dict.get``
+calls, no topicmatch): its ratio is what CPython's hand-over of the GIL between threads left
+any code that holds it, on this machine at that moment.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ class Scaling:
     #: Cores the threads used in each thread count's best run (their CPU time / wall time).
     cores: dict[int, float] = field(default_factory=dict)
     call: str = "lookup_many"
+    #: Best rounds/s of the pure-Python loop per thread count, in runs beside ``lookup`` (empty
+    #: for the calls that release the GIL).
+    held: dict[int, float] = field(default_factory=dict)
 
     def ratio(self, threads: int) -> float:
         """Throughput with ``threads`` threads over throughput with one."""
@@ -56,13 +62,21 @@ class Scaling:
         """The same ratio for work that never holds the GIL: what the machine gave."""
         return self.ceiling[threads] / self.ceiling[1]
 
+    def held_ratio(self, threads: int) -> float:
+        """The same ratio for the pure-Python loop beside ``lookup``: what the GIL's hand-over
+        left code that holds it."""
+        return self.held[threads] / self.held[1]
+
     def records(self) -> list[Record]:
         return [Record(self.algorithm, WORKLOAD, f"{self.call}[{self.batch}]@{t}t", rate,
                        "msg/s", note=f"{self.cores.get(t, 0.0):.2f} cores used (CPU/wall)")
                 for t, rate in sorted(self.rates.items())] + [
             Record(self.algorithm, WORKLOAD, f"gil_free_ceiling[{self.batch}]@{t}t", rate,
                    "hash/s", note=f"sha256 of 64 KiB, GIL released, runs beside {self.call}")
-            for t, rate in sorted(self.ceiling.items())]
+            for t, rate in sorted(self.ceiling.items())] + [
+            Record(self.algorithm, WORKLOAD, f"gil_held_reference[{self.batch}]@{t}t", rate,
+                   "round/s", note=f"a pure-Python loop holding the GIL, runs beside {self.call}")
+            for t, rate in sorted(self.held.items())]
 
 
 def loaded(algorithm: str) -> tm.Matcher:
@@ -100,6 +114,25 @@ def gil_free_run(threads: int, rounds: int) -> float:
     def work(_: int) -> None:
         for _ in range(rounds):
             hashlib.sha256(BUFFER).digest()
+
+    return threads * rounds / timed_threads(threads, work)
+
+
+#: The pure-Python loop's data: 1,000 words and a dict of them.
+WORDS = [f"w{i}" for i in range(1_000)]
+TABLE = dict.fromkeys(WORDS, 1)
+
+
+def gil_held_run(threads: int, rounds: int) -> float:
+    """Rounds per second of ``threads`` threads each running ``rounds`` rounds of a
+    pure-Python loop (a ``dict.get`` call per word of ``WORDS``, ten times over), which holds
+    the GIL."""
+
+    def work(_: int) -> None:
+        get = TABLE.get
+        for _ in range(rounds * 10):
+            for w in WORDS:
+                get(w)
 
     return threads * rounds / timed_threads(threads, work)
 
@@ -151,23 +184,28 @@ def one_run(m: tm.Matcher, batches: Sequence[Any], threads: int,
 
 def measure(m: tm.Matcher, topics: Sequence[str], batch: int, threads: Sequence[int],
             repeats: int, seconds: float, call: str = "lookup_many",
-            ) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
-    """Best topics/s of ours, best hashes/s of the GIL-free work, and the cores our best run
-    used, per thread count; each run takes about ``seconds`` per thread."""
+            ) -> tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, float]]:
+    """Best topics/s of ours, best hashes/s of the GIL-free work, the cores our best run
+    used, and for ``lookup`` best rounds/s of the pure-Python loop (else empty), per thread
+    count; each run takes about ``seconds`` per thread."""
     batches = as_batches(call, batches_of(topics, batch))
     probe, _ = one_run(m, batches, 1, max(1, 2_000 // batch), call)  # also the warm-up
     rounds = max(1, int(seconds * probe / batch))
     hashes = max(1, int(seconds * gil_free_run(1, 4)))
+    loops = max(1, int(seconds * gil_held_run(1, 4))) if call == "lookup" else 0
     best = dict.fromkeys(threads, 0.0)
     ceiling = dict.fromkeys(threads, 0.0)
     cores = dict.fromkeys(threads, 0.0)
+    held = dict.fromkeys(threads, 0.0) if loops else {}
     for _ in range(repeats):
         for t in threads:
             rate, used = one_run(m, batches, t, rounds, call)
             if rate > best[t]:
                 best[t], cores[t] = rate, used
             ceiling[t] = max(ceiling[t], gil_free_run(t, hashes))
-    return best, ceiling, cores
+            if loops:
+                held[t] = max(held[t], gil_held_run(t, loops))
+    return best, ceiling, cores, held
 
 
 def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
@@ -184,9 +222,9 @@ def scaling(algorithms: Sequence[str], batches: Sequence[int] = (100, 1000),
         for call in calls:
             caller(m, call)  # an unknown call fails before any run
             for batch in batches:
-                rates, ceiling, cores = measure(m, stream, batch, counts, repeats, seconds,
-                                                call)
-                out.append(Scaling(algorithm, batch, rates, ceiling, cores, call))
+                rates, ceiling, cores, held = measure(m, stream, batch, counts, repeats,
+                                                      seconds, call)
+                out.append(Scaling(algorithm, batch, rates, ceiling, cores, call, held))
     return out
 
 
@@ -196,7 +234,9 @@ def render(results: Sequence[Scaling]) -> str:
     for s in results:
         rates = "   ".join(f"{t}t {r / 1e6:6.3f} M/s" for t, r in sorted(s.rates.items()))
         ratios = "   ".join(f"{t}t/1t {s.ratio(t):4.2f}x (GIL-free work beside: "
-                           f"{s.ceiling_ratio(t):4.2f}x; cores used {s.cores.get(1, 0):.2f}"
-                           f" -> {s.cores.get(t, 0):.2f})" for t in sorted(s.rates) if t != 1)
+                           f"{s.ceiling_ratio(t):4.2f}x; "
+                           + (f"pure Python beside: {s.held_ratio(t):4.2f}x; " if s.held else "")
+                           + f"cores used {s.cores.get(1, 0):.2f} -> {s.cores.get(t, 0):.2f})"
+                           for t in sorted(s.rates) if t != 1)
         lines.append(f"{s.algorithm:17} {s.call:12} batch {s.batch:5}   {rates}   {ratios}")
     return "\n".join(lines)
