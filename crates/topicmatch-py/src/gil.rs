@@ -11,8 +11,8 @@
 //! lookups are long (a `naive` scan of a million patterns, topics matching thousands of
 //! subscribers) thus releases the GIL even for one topic, and a small batch on a fast matcher
 //! keeps it. With the GIL held, N threads calling `lookup` share one core's worth of
-//! matching, which CPython hands between them every switch interval: their total never falls
-//! below one thread's.
+//! matching, which CPython hands between them every switch interval: their total is one
+//! thread's, less what each hand-over costs, which it costs any Python code that holds the GIL.
 //!
 //! Whichever way the work runs, a panic inside it is caught here and becomes
 //! `TopicMatchError`: no panic crosses into Python.
