@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +43,59 @@ def loaded_with_cache(algorithm: str, capacity: int | None) -> Any:
     m.subscribe("a.b", "exact")
     m.subscribe("#", "all")
     return m
+
+
+class _Stop(Exception):
+    """Raised by the signal handler of `stops_on_signal`."""
+
+
+#: A batch call (``call(batch)``) and the batch of ``count`` items (``make(count)``).
+BatchCall = Callable[[Any], Any]
+
+
+@pytest.fixture
+def stops_on_signal() -> Callable[[BatchCall, Callable[[int], Any]], tuple[Any, Any]]:
+    """Checks that a long batch call runs pending signal handlers as it goes: the batch is
+    grown until one call takes half a second or more, then called again with SIGUSR1 sent a
+    tenth of the way in, its handler raising (as Ctrl-C's does); the call must raise before
+    half its time. Returns the batch and the first call's result, for the test to check the
+    state afterwards. (Each growing call also measures the matcher, so the last one is split
+    as a later call would be.)"""
+    if not hasattr(signal, "SIGUSR1"):
+        pytest.skip("needs POSIX signals")
+
+    def check(call: BatchCall, make: Callable[[int], Any]) -> tuple[Any, Any]:
+        count, whole = 500, 0.0
+        while whole < 0.5 and count <= 256_000:
+            count *= 2
+            batch = make(count)
+            start = time.perf_counter()
+            want = call(batch)
+            whole = time.perf_counter() - start
+        assert whole >= 0.5, "the batch is too short"
+        sent = threading.Event()
+
+        def send() -> None:
+            time.sleep(whole / 10)
+            os.kill(os.getpid(), signal.SIGUSR1)
+            sent.set()
+
+        def stop(signum: int, frame: object) -> None:
+            raise _Stop
+
+        previous = signal.signal(signal.SIGUSR1, stop)
+        sender = threading.Thread(target=send)
+        try:
+            start = time.perf_counter()
+            sender.start()
+            with pytest.raises(_Stop):
+                call(batch)
+            stopped = time.perf_counter() - start
+        finally:
+            sender.join()
+            signal.signal(signal.SIGUSR1, previous)
+        assert sent.is_set()
+        assert stopped < whole / 2, f"stopped after {stopped:.3f} s of a {whole:.3f} s batch"
+        return batch, want
+
+    return check

@@ -5,11 +5,10 @@ long calls let other threads run."""
 from __future__ import annotations
 
 import gc
-import os
-import signal
 import sys
 import threading
 import time
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -391,51 +390,15 @@ def test_a_batch_made_in_parts_is_out_of_reach_until_whole() -> None:
     assert seen.count(0) == len(seen)
 
 
-class _Stop(Exception):
-    """Raised by the test's signal handler."""
-
-
-@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs POSIX signals")
-def test_a_signal_stops_a_long_batch_between_parts() -> None:
+def test_a_signal_stops_a_long_batch_between_parts(stops_on_signal: Any) -> None:
     """A long batch runs in parts and runs pending signal handlers between them: a handler that
     raises (as Ctrl-C's does) stops the batch soon after the signal, not after its last
     topic, and the matcher answers as before."""
     m = tm.Matcher("amqp", "naive")
     for i in range(2_000):
         m.subscribe(f"a.{i}.*.x", i)
-    # A batch of half a second or more (each run also measures the matcher, so later batches
-    # of it come in parts).
-    count, whole = 1_000, 0.0
-    while whole < 0.5 and count <= 256_000:
-        count *= 2
-        topics = [f"a.{i % 3_000}.c.x" for i in range(count)]
-        start = time.perf_counter()
-        want = m.lookup_many(topics)
-        whole = time.perf_counter() - start
-    assert whole >= 0.5, "the batch is too short"
-    sent = threading.Event()
-
-    def send() -> None:
-        time.sleep(whole / 10)
-        os.kill(os.getpid(), signal.SIGUSR1)
-        sent.set()
-
-    def stop(signum: int, frame: object) -> None:
-        raise _Stop
-
-    previous = signal.signal(signal.SIGUSR1, stop)
-    sender = threading.Thread(target=send)
-    try:
-        start = time.perf_counter()
-        sender.start()
-        with pytest.raises(_Stop):
-            m.lookup_many(topics)
-        stopped = time.perf_counter() - start
-    finally:
-        sender.join()
-        signal.signal(signal.SIGUSR1, previous)
-    assert sent.is_set()
-    assert stopped < whole / 2, f"stopped after {stopped:.3f} s of a {whole:.3f} s batch"
+    topics, want = stops_on_signal(
+        m.lookup_many, lambda count: [f"a.{i % 3_000}.c.x" for i in range(count)])
     assert m.lookup_many(topics) == want
 
 

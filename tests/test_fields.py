@@ -6,6 +6,7 @@ import math
 import pickle
 import threading
 from collections import UserDict
+from typing import Any
 
 import pytest
 
@@ -261,3 +262,19 @@ def test_matcher_where(algorithm: str, cache_capacity: int | None) -> None:
     assert back.subscribe("forex.*", "eur-desk", where={"currency": "EUR"}) == eur
     assert m.unsubscribe(eur) is True
     assert m.lookup("forex.spot", fields={"currency": "EUR"}) == ["all-forex"]
+
+
+def test_a_signal_stops_a_long_field_batch_between_parts(stops_on_signal: Any) -> None:
+    """`FieldMatcher.lookup_many` runs a long batch in parts and runs pending signal handlers
+    between them, as `Matcher.lookup_many` does; the matcher answers as before."""
+    fm = tm.FieldMatcher()
+    # Every message meets one criterion of each of 20,000 subscriptions and all of none: long
+    # lookups with empty rows.
+    for i in range(20_000):
+        fm.subscribe({"x": tm.gt(i), "y": "no"}, i)
+    message = {"x": 10**9, "y": "yes"}
+    messages, want = stops_on_signal(fm.lookup_many, lambda count: [message] * count)
+    assert want == [[]] * len(messages)
+    assert fm.lookup_many(messages[:10]) == [[]] * 10
+    fm.subscribe({"y": "yes"}, "any")
+    assert fm.lookup_many(messages[:3]) == [["any"]] * 3

@@ -83,7 +83,9 @@ impl PyFieldMatcher {
         self.subscribers(py, &ids)
     }
 
-    /// `lookup` for each message, in one call; the matching runs with the GIL released.
+    /// `lookup` for each message, in one call; the matching runs with the GIL released when
+    /// it is long (the rule of `Matcher.lookup_many`). A long batch runs in parts of about 50
+    /// ms, and pending signal handlers run between them: Ctrl-C stops it.
     fn lookup_many<'py>(
         &self,
         py: Python<'py>,
@@ -92,20 +94,28 @@ impl PyFieldMatcher {
         let messages: Vec<Message> = criteria::messages(messages)?;
         let matcher = &self.matcher;
         let _pinned = crossbeam_epoch::pin();
-        let (ids, ends) = self.cost.run(py, messages.len(), || {
-            let mut ids = Vec::new();
-            let mut ends = Vec::with_capacity(messages.len());
-            for message in &messages {
-                matcher.lookup_into(message, &mut ids);
-                ends.push(ids.len());
-            }
-            (ids, ends)
-        })?;
         let out = PyList::empty(py);
-        let mut start = 0;
-        for end in ends {
-            out.append(self.subscribers(py, &ids[start..end])?)?;
-            start = end;
+        let mut done = 0;
+        for part in messages.chunks(self.cost.topics_for_ns(gil::PART_NS)) {
+            let (ids, ends) = self.cost.run(py, part.len(), || {
+                let mut ids = Vec::new();
+                let mut ends = Vec::with_capacity(part.len());
+                for message in part {
+                    matcher.lookup_into(message, &mut ids);
+                    ends.push(ids.len());
+                }
+                (ids, ends)
+            })?;
+            let mut start = 0;
+            for end in ends {
+                out.append(self.subscribers(py, &ids[start..end])?)?;
+                start = end;
+            }
+            done += part.len();
+            if done < messages.len() {
+                // A handler's exception (Ctrl-C's) ends the batch; the rows made are dropped.
+                py.check_signals()?;
+            }
         }
         Ok(out)
     }

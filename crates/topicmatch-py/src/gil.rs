@@ -29,6 +29,13 @@ use crate::errors;
 /// Work expected to take at least this long (ns) runs with the GIL released.
 pub const DETACH_NS: u64 = 20_000;
 
+/// The longest a part of a batch (`Matcher.lookup_many`, `FieldMatcher.lookup_many`) is
+/// expected to take, in ns, by the matcher's measured cost per topic (a batch of slow lookups
+/// finding few subscribers each, such as a `naive` scan of many patterns, is parts of at most
+/// this long). Between parts the call holds the GIL and runs pending signal handlers: a Ctrl-C
+/// stops a long batch within about this long, raising `KeyboardInterrupt`.
+pub const PART_NS: u64 = 50_000_000;
+
 /// One single-topic call in this many, per thread, is timed (a clock read costs about a
 /// fifth of a lookup; batches are always timed).
 pub const SAMPLE_EVERY: u32 = 64;

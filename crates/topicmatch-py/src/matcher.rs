@@ -40,13 +40,6 @@ pub(crate) const KEPT_IDS: usize = 1 << 19;
 /// slower.
 const RESOLVED_IDS: usize = 1 << 18;
 
-/// The longest a part of a `lookup_many` batch is expected to take, in ns, by the matcher's
-/// measured cost per topic (a batch of slow lookups finding few subscribers each, such as a
-/// `naive` scan of many patterns, is parts of at most this long too). Between parts the call
-/// holds the GIL and runs pending signal handlers: a Ctrl-C stops a long batch within about
-/// this long, raising `KeyboardInterrupt`.
-const PART_NS: u64 = 50_000_000;
-
 thread_local! {
     static IDS: Cell<Vec<SubscriberId>> = const { Cell::new(Vec::new()) };
 }
@@ -346,7 +339,7 @@ impl PyMatcher {
             let part = self
                 .cost
                 .topics_for_ids(RESOLVED_IDS)
-                .min(self.cost.topics_for_ns(PART_NS));
+                .min(self.cost.topics_for_ns(gil::PART_NS));
             let mut first = 0;
             for topics in strs.chunks(part) {
                 let fields = fields.as_ref().map(|f| &f[first..first + topics.len()]);
