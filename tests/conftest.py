@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -58,13 +59,25 @@ def stops_on_signal() -> Callable[[BatchCall, Callable[[int], Any]], tuple[Any, 
     """Checks that a long batch call runs pending signal handlers as it goes: the batch is
     grown until one call takes half a second or more, then called again with SIGUSR1 sent a
     tenth of the way in, its handler raising (as Ctrl-C's does); the call must raise before
-    half its time. Returns the batch and the first call's result, for the test to check the
-    state afterwards. (Each growing call also measures the matcher, so the last one is split
-    as a later call would be.)"""
+    half its time. A `gc.callbacks` entry stays registered throughout (as Hypothesis leaves
+    one): a collection in the middle of the call would run the handler there and lose its
+    exception. Returns the batch and the first call's result, for the test to check the state
+    afterwards. (Each growing call also measures the matcher, so the last one is split as a
+    later call would be.)"""
     if not hasattr(signal, "SIGUSR1"):
         pytest.skip("needs POSIX signals")
 
     def check(call: BatchCall, make: Callable[[int], Any]) -> tuple[Any, Any]:
+        def collected(phase: str, info: dict[str, int]) -> None:
+            pass
+
+        gc.callbacks.append(collected)
+        try:
+            return interrupted(call, make)
+        finally:
+            gc.callbacks.remove(collected)
+
+    def interrupted(call: BatchCall, make: Callable[[int], Any]) -> tuple[Any, Any]:
         count, whole = 500, 0.0
         while whole < 0.5 and count <= 256_000:
             count *= 2

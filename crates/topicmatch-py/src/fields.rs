@@ -8,7 +8,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use topicmatch_core::fields::{FieldMatcher, FieldSubscription, Message};
 use topicmatch_core::SubscriberId;
 
-use crate::{convert, criteria, errors, gil};
+use crate::{convert, criteria, errors, gil, rows};
 
 /// Matches messages' fields against subscriptions' criteria.
 #[pyclass(frozen, name = "FieldMatcher", module = "topicmatch._native")]
@@ -106,10 +106,15 @@ impl PyFieldMatcher {
                 }
                 (ids, ends)
             })?;
-            let mut start = 0;
-            for end in ends {
-                out.append(self.subscribers(py, &ids[start..end])?)?;
-                start = end;
+            {
+                // Rows of ints and strs run no Python code: no collection either, so a signal
+                // waits for the check below.
+                let _paused = rows::GcPause::new(py);
+                let mut start = 0;
+                for end in ends {
+                    out.append(self.subscribers(py, &ids[start..end])?)?;
+                    start = end;
+                }
             }
             done += part.len();
             if done < messages.len() {

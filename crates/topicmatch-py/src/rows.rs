@@ -199,12 +199,15 @@ fn truncate(py: Python<'_>, list: &Bound<'_, PyList>, len: usize) -> PyResult<()
     }
 }
 
-/// Pauses the cyclic garbage collector while alive (if it was enabled). Nothing in between
-/// runs Python code or releases the GIL, so no other thread can see it off.
-struct GcPause(bool);
+/// Pauses the cyclic garbage collector while alive (if it was enabled), for code that makes
+/// many containers in a row: a collection in the middle would run `gc.callbacks` and
+/// finalizers, Python code in which a pending signal's handler runs and its exception (Ctrl-C's
+/// `KeyboardInterrupt`) is lost as unraisable. Nothing in between may run Python code or
+/// release the GIL, so no other thread can see it off.
+pub(crate) struct GcPause(bool);
 
 impl GcPause {
-    fn new(_py: Python<'_>) -> Self {
+    pub(crate) fn new(_py: Python<'_>) -> Self {
         // SAFETY: the GIL is held (`_py`).
         GcPause(unsafe { ffi::PyGC_Disable() } == 1)
     }
