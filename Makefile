@@ -28,7 +28,7 @@ $(DEPS_STAMP): pyproject.toml scripts/install_extras.py Makefile | $(VENV)/bin/p
 
 $(WHEEL_STAMP): $(DEPS_STAMP) $(RUST_SOURCES) $(PY_SOURCES)
 	rm -rf target/wheels
-	$(VENV)/bin/maturin build --release --quiet --out target/wheels
+	$(VENV)/bin/maturin build --release --quiet --out target/wheels --interpreter $(PY)
 	$(PIP) install --quiet --force-reinstall --no-deps target/wheels/topicmatch-*.whl
 	touch $@
 
