@@ -50,7 +50,7 @@ class _Stop(Exception):
     """Raised by the signal handler of `stops_on_signal`."""
 
 
-#: A batch call (``call(batch)``) and the batch of ``count`` items (``make(count)``).
+#: A batch call: ``call(batch)`` looks up every item of ``batch``.
 BatchCall = Callable[[Any], Any]
 
 
