@@ -402,6 +402,74 @@ def test_a_signal_stops_a_long_batch_between_parts(stops_on_signal: Any) -> None
     assert m.lookup_many(topics) == want
 
 
+def slow_matcher() -> tm.Matcher:
+    """A matcher whose lookups are long (a naive scan of 2,000 patterns), nothing measured."""
+    m = tm.Matcher("amqp", "naive")
+    for i in range(2_000):
+        m.subscribe(f"a.{i}.*.x", i)
+    return m
+
+
+def test_a_first_long_batch_stops_on_a_signal(stops_on_signal: Any) -> None:
+    """A matcher's first batch, with no cost measured yet, is not one long part: its first
+    part is short and sizes the rest, so a signal stops it too. Each call below is a fresh
+    matcher's first."""
+    topics, want = stops_on_signal(
+        lambda batch: slow_matcher().lookup_many(batch),
+        lambda count: [f"a.{i % 3_000}.c.x" for i in range(count)])
+    assert slow_matcher().lookup_many(topics) == want
+
+
+@pytest.mark.parametrize("encoding", ["plain", "dictionary"])
+def test_a_signal_stops_a_long_arrow_batch(stops_on_signal: Any, encoding: str) -> None:
+    """`lookup_arrow` runs pending signal handlers once per 50 ms of its work: a handler that
+    raises stops it soon after the signal, for a plain array and for a dictionary's values."""
+    m = slow_matcher()
+
+    def column(count: int) -> pa.Array:
+        topics = pa.array([f"a.{i % (count // 2)}.c.{i % 5}x" for i in range(count)])
+        return topics.dictionary_encode() if encoding == "dictionary" else topics
+
+    topics, want = stops_on_signal(m.lookup_arrow, column)
+    assert pa.array(m.lookup_arrow(topics)).equals(pa.array(want))
+
+
+@pytest.mark.parametrize("call", ["lookup_many", "lookup_arrow"])
+def test_a_first_long_batch_lets_other_threads_run(call: str) -> None:
+    """With no cost measured yet, a batch is estimated at a nominal cost per topic: a long
+    first batch releases the GIL, as later ones do, and a Python thread runs in its middle."""
+    topics = [f"a.{i}.c.x" for i in range(3_000)]
+    batch: Any = pa.array(topics) if call == "lookup_arrow" else topics
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(1e-4)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    thread = threading.Thread(target=tick)
+    thread.start()
+    calls = []
+    try:
+        time.sleep(0.01)
+        for _ in range(2):
+            m = slow_matcher()
+            start = time.perf_counter()
+            getattr(m, call)(batch)
+            calls.append((start, time.perf_counter()))
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    inside = [t for t in ticks for start, end in calls
+              if start + 0.3 * (end - start) < t < start + 0.7 * (end - start)]
+    assert all(end - start > 0.02 for start, end in calls), "the calls are too short"
+    assert inside, "no other thread ran during a first long batch"
+
+
 def test_lookup_arrow_picks_one_group_member_per_row_around_invalid_topics() -> None:
     """A batch that stops at an invalid topic keeps the rows before it: each row's group pick
     is made once, in row order, as the same calls of `lookup` make them."""

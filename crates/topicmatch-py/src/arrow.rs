@@ -9,10 +9,12 @@
 //!
 //! The lookups (the engine's batch path, a window of rows at a time) and the building of the
 //! result (a `list<uint32>` array of subscriber indices) run in one stretch, with the GIL
-//! released when the batch is big enough to pay for it ([`crate::gil::Cost`]); the result goes
-//! back through the same interface ([`ArrowArray`]).
+//! released when the batch is big enough to pay for it ([`crate::gil::Cost`]), taken back
+//! only once per 50 ms of a long batch to run pending signal handlers ([`Signals`]); the
+//! result goes back through the same interface ([`ArrowArray`]).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
@@ -26,6 +28,7 @@ use pyo3_arrow::input::AnyArray;
 use topicmatch_core::{Engine, SubscriberId};
 
 use crate::errors;
+use crate::gil;
 use crate::matcher::{with_ids, PyMatcher, KEPT_IDS};
 
 /// An Arrow array held by topicmatch, exported through the Arrow `PyCapsule` interface:
@@ -91,11 +94,37 @@ struct Lists {
 }
 
 /// Why a batch stopped: a malformed array, an invalid topic (when errors are not collected),
-/// or a limit of the output format.
+/// a limit of the output format, or a signal handler that raised.
 enum Stop {
     Malformed(String),
     Invalid(usize, topicmatch_core::Error),
     Overflow,
+    Interrupted(PyErr),
+}
+
+/// Runs pending signal handlers once per [`gil::PART_NS`] of a batch's work, taking the GIL
+/// for it: a handler that raises (Ctrl-C) stops a long batch, its rows dropped. The GIL is
+/// otherwise released throughout, so one take each 50 ms costs the batch nothing measurable.
+struct Signals {
+    since: Instant,
+}
+
+impl Signals {
+    fn new() -> Self {
+        Signals {
+            since: Instant::now(),
+        }
+    }
+
+    fn check(&mut self) -> Result<(), Stop> {
+        if self.since.elapsed() < Duration::from_nanos(gil::PART_NS) {
+            return Ok(());
+        }
+        #[allow(clippy::redundant_closure_for_method_calls)] // the method is not general in 'py
+        Python::attach(|py| py.check_signals()).map_err(Stop::Interrupted)?;
+        self.since = Instant::now();
+        Ok(())
+    }
 }
 
 /// Rows looked up in one batch of the engine: its set-up (an epoch pin) paid once for many
@@ -111,6 +140,7 @@ struct Scratch<'a> {
     topics: Vec<&'a str>,
     ids: Vec<SubscriberId>,
     ends: Vec<usize>,
+    signals: Signals,
 }
 
 impl Lists {
@@ -160,7 +190,10 @@ impl Lists {
         window: &[Option<&'a str>],
         scratch: &mut Scratch<'a>,
     ) -> Result<(), Stop> {
-        let Scratch { topics, ids, ends } = scratch;
+        scratch.signals.check()?;
+        let Scratch {
+            topics, ids, ends, ..
+        } = scratch;
         let mut done = 0;
         while done < window.len() {
             let rest = &window[done..];
@@ -243,6 +276,9 @@ impl Lists {
         let keys = dictionary.keys();
         let offsets = &memo.offsets;
         for (row, index) in dictionary.normalized_keys().into_iter().enumerate() {
+            if row % WINDOW == 0 {
+                scratch.signals.check()?;
+            }
             if keys.is_null(row) || values.is_null(index) {
                 self.end_row(false, None)?;
             } else if memo.valid.get_bit(index) {
@@ -537,6 +573,7 @@ pub fn lookup_arrow<'py>(
                 topics: Vec::new(),
                 ids: std::mem::take(ids),
                 ends: Vec::new(),
+                signals: Signals::new(),
             };
             let mut look_up = || {
                 for chunk in &chunks {
@@ -583,6 +620,7 @@ pub fn lookup_arrow<'py>(
         Stop::Overflow => PyValueError::new_err(
             "a batch's result holds more than 2^31 - 1 subscriber indices: split the batch",
         ),
+        Stop::Interrupted(raised) => raised,
     })?;
     let lists = Bound::new(py, ArrowArray::new(lists, "subscribers"))?.into_any();
     match errors {

@@ -96,7 +96,13 @@ impl PyFieldMatcher {
         let _pinned = crossbeam_epoch::pin();
         let out = PyList::empty(py);
         let mut done = 0;
-        for part in messages.chunks(self.cost.topics_for_ns(gil::PART_NS)) {
+        while done < messages.len() {
+            // Sized by what was measured so far, this call's parts included.
+            let size = self
+                .cost
+                .topics_for_ns(gil::PART_NS)
+                .min(messages.len() - done);
+            let part = &messages[done..done + size];
             let (ids, ends) = self.cost.run(py, part.len(), || {
                 let mut ids = Vec::new();
                 let mut ends = Vec::with_capacity(part.len());

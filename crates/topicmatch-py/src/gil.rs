@@ -7,7 +7,8 @@
 //! thousands of topics does. The expectation comes from what the call knows and what was
 //! measured: each matcher keeps a [`Cost`], a running average of its core work per topic
 //! (timed on every batch call and on one single-topic call in [`SAMPLE_EVERY`] per thread),
-//! and a call's estimate is that average times its number of topics. A matcher whose
+//! and a call's estimate is that average times its number of topics ([`UNMEASURED_NS`] a
+//! topic until the matcher has measured one). A matcher whose
 //! lookups are long (a `naive` scan of a million patterns, topics matching thousands of
 //! subscribers) thus releases the GIL even for one topic, and a small batch on a fast matcher
 //! keeps it. With the GIL held, N threads calling `lookup` share one core's worth of
@@ -36,6 +37,15 @@ pub const DETACH_NS: u64 = 20_000;
 /// stops a long batch within about this long, raising `KeyboardInterrupt`.
 pub const PART_NS: u64 = 50_000_000;
 
+/// The cost per topic assumed while a matcher has measured none, in ns (about one walk on a
+/// small matcher): a first batch of a few hundred topics or more releases the GIL, a first
+/// single lookup keeps it.
+pub const UNMEASURED_NS: u64 = 100;
+
+/// The topics of a batch's first part while its matcher has measured nothing: timed, they size
+/// the parts after them (a first batch of slow lookups is not one long part).
+pub const FIRST_PART: usize = 1024;
+
 /// One single-topic call in this many, per thread, is timed (a clock read costs about a
 /// fifth of a lookup; batches are always timed).
 pub const SAMPLE_EVERY: u32 = 64;
@@ -46,7 +56,7 @@ thread_local! {
 }
 
 /// A running average of a matcher's core work per topic, in ns (0: nothing measured yet,
-/// so the next call is timed whatever its size).
+/// so the next call is timed whatever its size, and estimated at [`UNMEASURED_NS`] a topic).
 #[derive(Default)]
 pub struct Cost {
     per_topic: AtomicU64,
@@ -70,7 +80,11 @@ impl Cost {
     {
         let per_topic = self.per_topic();
         let timed = per_topic == 0 || topics > 1 || sample();
-        let estimate = per_topic.saturating_mul(topics as u64);
+        let estimate = match per_topic {
+            0 => UNMEASURED_NS,
+            known => known,
+        }
+        .saturating_mul(topics as u64);
         let run = || {
             if !timed {
                 return work();
@@ -103,10 +117,10 @@ impl Cost {
     }
 
     /// How many topics are expected to take about `ns` nanoseconds, by the average so far
-    /// (at least one; every topic while nothing is measured yet).
+    /// (at least one; [`FIRST_PART`] while nothing is measured yet).
     pub fn topics_for_ns(&self, ns: u64) -> usize {
         match self.per_topic() {
-            0 => usize::MAX,
+            0 => FIRST_PART,
             per_topic => usize::try_from(ns / per_topic).unwrap_or(usize::MAX).max(1),
         }
     }

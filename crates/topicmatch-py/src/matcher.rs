@@ -336,12 +336,15 @@ impl PyMatcher {
         // allocated again on every call would cost page faults whenever the allocator has
         // given the memory back to the system.
         with_ids(|ids| {
-            let part = self
-                .cost
-                .topics_for_ids(RESOLVED_IDS)
-                .min(self.cost.topics_for_ns(gil::PART_NS));
             let mut first = 0;
-            for topics in strs.chunks(part) {
+            while first < strs.len() {
+                // Sized by what was measured so far, this call's parts included.
+                let part = self
+                    .cost
+                    .topics_for_ids(RESOLVED_IDS)
+                    .min(self.cost.topics_for_ns(gil::PART_NS))
+                    .min(strs.len() - first);
+                let topics = &strs[first..first + part];
                 let fields = fields.as_ref().map(|f| &f[first..first + topics.len()]);
                 let ends = self
                     .cost
