@@ -534,3 +534,12 @@ def test_a_finalizer_may_use_the_store() -> None:
     store["c"] = Reentrant()
     store.clear()
     assert "finalized" in store
+
+
+def test_a_signal_stops_a_long_answer(stops_on_signal: Any) -> None:
+    """A long answer runs pending signal handlers as its pairs are made: a handler that raises
+    (as Ctrl-C's does) stops it soon after the signal, and the store answers as before."""
+    s = tm.TopicStore("mqtt")
+    s.update({f"s{i % 50}/d{i}": i for i in range(50_000)})
+    filters, want = stops_on_signal(s.match_many, lambda count: ["#"] * (count // 1_000))
+    assert s.match_many(filters) == want

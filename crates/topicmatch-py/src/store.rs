@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use topicmatch_core::{Dialect, Filter, Found, StoreLimits, TopicStore};
 
-use crate::{convert, errors, gil};
+use crate::{convert, errors, gil, rows};
 
 /// A stored value.
 type Value = Arc<Py<PyAny>>;
@@ -29,24 +29,41 @@ const DETACH_MIN: usize = 4096;
 /// Topics a `TopicStoreIterator` reads per visit to the store.
 const PAGE: usize = 256;
 
+/// Pairs made between two runs of pending signal handlers (about 10 ms of work).
+const SIGNAL_EVERY: usize = 1 << 16;
+
 /// A map from concrete topics to Python objects, queried by wildcard filters.
 #[pyclass(frozen, name = "TopicStore", module = "topicmatch._native")]
 pub struct PyTopicStore {
     store: Arc<TopicStore<Value>>,
 }
 
-/// The (topic, value) pairs `found[range]` as a list of tuples.
+/// The (topic, value) pairs `found[range]` as a list of tuples. Pending signal handlers run
+/// once per [`SIGNAL_EVERY`] pairs and at the end: a handler that raises (Ctrl-C) stops a long
+/// answer, the pairs made so far dropped. (They run here, with collections paused, and not in
+/// the first collection after the pause, where a `gc.callbacks` entry would run them and lose
+/// their exception.)
 fn pairs<'py>(
     py: Python<'py>,
     found: &Found<Value>,
     range: std::ops::Range<usize>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let items = range
-        .map(|i| {
-            let topic = PyString::new(py, found.topic(i)).into_any();
-            PyTuple::new(py, [topic, found.value(i).clone_ref(py).into_bound(py)])
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    // No collection while the pairs are made: each tuple is a new container, and a collection
+    // every few hundred would traverse the tuples made so far (a tenth of a large answer's
+    // time, or more).
+    let _paused = rows::GcPause::new(py);
+    let mut items = Vec::with_capacity(range.len());
+    for (made, i) in range.enumerate() {
+        if made % SIGNAL_EVERY == SIGNAL_EVERY - 1 {
+            py.check_signals()?;
+        }
+        let topic = PyString::new(py, found.topic(i)).into_any();
+        items.push(PyTuple::new(
+            py,
+            [topic, found.value(i).clone_ref(py).into_bound(py)],
+        )?);
+    }
+    py.check_signals()?;
     PyList::new(py, items)
 }
 
@@ -282,6 +299,8 @@ impl PyTopicStore {
             Ok((found, ends))
         })?
         .map_err(errors::to_py)?;
+        // One pause over every filter's pairs (`pairs` pauses too, within it).
+        let _paused = rows::GcPause::new(py);
         let mut start = 0;
         let lists = ends
             .into_iter()
