@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use arrow_array::builder::StringBuilder;
 use arrow_array::cast::AsArray;
 use arrow_array::{make_array, Array, ArrayAccessor, ArrayRef, ListArray, UInt32Array};
-use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -88,8 +88,8 @@ impl ArrowArray {
 struct Lists {
     offsets: Vec<i32>,
     values: Vec<u32>,
-    valid: BooleanBufferBuilder,
-    nulls: usize,
+    /// The rows' validity, made only once a row is null.
+    valid: NullBufferBuilder,
     errors: Option<StringBuilder>,
 }
 
@@ -150,8 +150,7 @@ impl Lists {
         Lists {
             offsets,
             values: Vec::with_capacity(values),
-            valid: BooleanBufferBuilder::new(rows),
-            nulls: 0,
+            valid: NullBufferBuilder::new(rows),
             errors: collect_errors.then(|| StringBuilder::with_capacity(rows, 0)),
         }
     }
@@ -281,7 +280,7 @@ impl Lists {
             }
             if keys.is_null(row) || values.is_null(index) {
                 self.end_row(false, None)?;
-            } else if memo.valid.get_bit(index) {
+            } else if memo.valid.is_valid(index) {
                 // Offsets are lengths (`end_row`), never negative.
                 let (start, end) = (
                     offsets[index].unsigned_abs(),
@@ -312,7 +311,6 @@ impl Lists {
     /// with the reason of an invalid topic.
     fn end_row(&mut self, valid: bool, error: Option<String>) -> Result<(), Stop> {
         self.valid.append(valid);
-        self.nulls += usize::from(!valid);
         if let Some(errors) = &mut self.errors {
             errors.append_option(error);
         }
@@ -323,7 +321,7 @@ impl Lists {
 
     fn finish(mut self) -> (ArrayRef, Option<ArrayRef>) {
         let item = Arc::new(Field::new_list_field(DataType::UInt32, true));
-        let nulls = (self.nulls > 0).then(|| NullBuffer::new(self.valid.finish()));
+        let nulls = self.valid.finish();
         let lists = ListArray::new(
             item,
             OffsetBuffer::new(ScalarBuffer::from(self.offsets)),

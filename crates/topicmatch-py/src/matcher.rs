@@ -384,7 +384,8 @@ impl PyMatcher {
     /// `lookup` for every topic of an Arrow string array, plain or dictionary-encoded (any
     /// object with `__arrow_c_array__` or `__arrow_c_stream__`; a table of one string column,
     /// such as a `DuckDB` relation; a pandas `Series` of strings), with the GIL released
-    /// throughout: an Arrow `list<uint32>` array whose row `i` holds the subscriber indices
+    /// throughout (taken back once per 50 ms of a long batch to run pending signal handlers:
+    /// Ctrl-C stops it): an Arrow `list<uint32>` array whose row `i` holds the subscriber indices
     /// (see `subscriber_table`) of topic `i`; a null topic gives a null row. An invalid topic
     /// raises `InvalidTopic` naming its index, or with `errors=True` gives a null row and the
     /// pair `(lists, errors)`, `errors` a `string` array holding each invalid topic's reason.
