@@ -63,8 +63,9 @@ fn pairs<'py>(
             [topic, found.value(i).clone_ref(py).into_bound(py)],
         )?);
     }
+    let list = PyList::new(py, items)?;
     py.check_signals()?;
-    PyList::new(py, items)
+    Ok(list)
 }
 
 impl PyTopicStore {
@@ -310,7 +311,9 @@ impl PyTopicStore {
                 list
             })
             .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        let lists = PyList::new(py, lists)?;
+        py.check_signals()?;
+        Ok(lists)
     }
 
     /// A lazy iterator of the `(topic, value)` pairs `filter` matches, in order, read from
