@@ -8,6 +8,7 @@ import gc
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -440,32 +441,7 @@ def test_a_first_long_batch_lets_other_threads_run(call: str) -> None:
     first batch releases the GIL, as later ones do, and a Python thread runs in its middle."""
     topics = [f"a.{i}.c.x" for i in range(3_000)]
     batch: Any = pa.array(topics) if call == "lookup_arrow" else topics
-    ticks: list[float] = []
-    stop = threading.Event()
-
-    def tick() -> None:
-        while not stop.is_set():
-            ticks.append(time.perf_counter())
-            time.sleep(1e-4)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-4)
-    thread = threading.Thread(target=tick)
-    thread.start()
-    calls = []
-    try:
-        time.sleep(0.01)
-        for _ in range(2):
-            m = slow_matcher()
-            start = time.perf_counter()
-            getattr(m, call)(batch)
-            calls.append((start, time.perf_counter()))
-    finally:
-        stop.set()
-        thread.join()
-        sys.setswitchinterval(interval)
-    inside = [t for t in ticks for start, end in calls
-              if start + 0.3 * (end - start) < t < start + 0.7 * (end - start)]
+    calls, inside = ticks_inside(lambda: getattr(slow_matcher(), call)(batch), 2, 0.3, 1e-4)
     assert all(end - start > 0.02 for start, end in calls), "the calls are too short"
     assert inside, "no other thread ran during a first long batch"
 
@@ -502,22 +478,22 @@ def test_lookup_arrow_rejects_what_is_not_a_string_array() -> None:
     assert pa.array(m.lookup_arrow(pa.array([], pa.string()))).to_pylist() == []
 
 
-def test_a_long_call_lets_other_threads_run() -> None:
-    # A naive scan of many patterns is long: the call releases the GIL, so a Python thread
-    # runs in the middle of it. (Holding the GIL, it could not: native code never yields it,
-    # so the other thread only runs before the call starts or after it returns.)
-    m = tm.Matcher("amqp", "naive")
-    for i in range(200_000):
-        m.subscribe(f"a.{i}.*.x", i)
-    topic = "a.b.c.d"
-    for _ in range(3):
-        m.lookup(topic)  # measured: later calls know they are long
+def ticks_inside(call: Callable[[], object], times: int, margin: float,
+                 pause: float) -> tuple[list[tuple[float, float]], list[float]]:
+    """Makes `call` `times` times while another Python thread notes the time whenever it runs
+    (sleeping `pause` s between notes); the calls' (start, end), and the notes taken inside a
+    call, `margin` of its time away from either end. Native code holding the GIL never yields
+    it, so the other thread runs inside a call only if the call released it; a hand-over
+    before a call starts or after it returns (on a busy machine the waiting thread may run for
+    milliseconds there) stays out of the margins."""
     ticks: list[float] = []
     stop = threading.Event()
 
     def tick() -> None:
         while not stop.is_set():
             ticks.append(time.perf_counter())
+            if pause:
+                time.sleep(pause)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
@@ -526,18 +502,29 @@ def test_a_long_call_lets_other_threads_run() -> None:
     calls = []
     try:
         time.sleep(0.01)
-        for _ in range(5):
+        for _ in range(times):
             start = time.perf_counter()
-            m.lookup(topic)
+            call()
             calls.append((start, time.perf_counter()))
     finally:
         stop.set()
         thread.join()
         sys.setswitchinterval(interval)
-    # The middle of each call: a hand-over before the call starts or after it returns (on a
-    # busy machine the waiting thread may run for milliseconds there) stays outside it.
     inside = [t for t in ticks for start, end in calls
-              if start + 0.4 * (end - start) < t < start + 0.6 * (end - start)]
+              if start + margin * (end - start) < t < end - margin * (end - start)]
+    return calls, inside
+
+
+def test_a_long_call_lets_other_threads_run() -> None:
+    # A naive scan of many patterns is long: the call releases the GIL, so a Python thread
+    # runs in the middle of it.
+    m = tm.Matcher("amqp", "naive")
+    for i in range(200_000):
+        m.subscribe(f"a.{i}.*.x", i)
+    topic = "a.b.c.d"
+    for _ in range(3):
+        m.lookup(topic)  # measured: later calls know they are long
+    calls, inside = ticks_inside(lambda: m.lookup(topic), 5, 0.4, 0)
     assert all(end - start > 3e-3 for start, end in calls), "the calls are too short"
     assert inside, "no other thread ran during a long call"
 
