@@ -6,7 +6,7 @@ import gc
 import json
 import os
 import signal
-import threading
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,7 +59,8 @@ def stops_on_signal() -> Callable[[BatchCall, Callable[[int], Any]], tuple[Any, 
     """Checks that a long batch call runs pending signal handlers as it goes: the batch is
     grown until one call takes half a second or more, then called again with SIGUSR1 sent a
     tenth of the way in, its handler raising (as Ctrl-C's does); the call must raise before
-    half its time. A `gc.callbacks` entry stays registered throughout (as Hypothesis leaves
+    half its time. The signal comes from another process, as a terminal's Ctrl-C does: a
+    thread of this one would need the GIL to send it, which a call holding it keeps. A `gc.callbacks` entry stays registered throughout (as Hypothesis leaves
     one): a collection in the middle of the call would run the handler there and lose its
     exception. Returns the batch and the first call's result, for the test to check the state
     afterwards. (Each growing call also measures the matcher, so the last one is split as a
@@ -86,28 +87,23 @@ def stops_on_signal() -> Callable[[BatchCall, Callable[[int], Any]], tuple[Any, 
             want = call(batch)
             whole = time.perf_counter() - start
         assert whole >= 0.5, "the batch is too short"
-        sent = threading.Event()
-
-        def send() -> None:
-            time.sleep(whole / 10)
-            os.kill(os.getpid(), signal.SIGUSR1)
-            sent.set()
-
         def stop(signum: int, frame: object) -> None:
             raise _Stop
 
         previous = signal.signal(signal.SIGUSR1, stop)
-        sender = threading.Thread(target=send)
         try:
             start = time.perf_counter()
-            sender.start()
-            with pytest.raises(_Stop):
-                call(batch)
-            stopped = time.perf_counter() - start
+            sender = subprocess.Popen(
+                ["sh", "-c", f"sleep {whole / 10:.3f} && kill -USR1 {os.getpid()}"])
+            try:
+                with pytest.raises(_Stop):
+                    call(batch)
+                stopped = time.perf_counter() - start
+            finally:
+                sent = sender.wait()
         finally:
-            sender.join()
             signal.signal(signal.SIGUSR1, previous)
-        assert sent.is_set()
+        assert sent == 0, "the signal was not sent"
         assert stopped < whole / 2, f"stopped after {stopped:.3f} s of a {whole:.3f} s batch"
         return batch, want
 
