@@ -42,9 +42,10 @@ pub const PART_NS: u64 = 50_000_000;
 /// single lookup keeps it.
 pub const UNMEASURED_NS: u64 = 100;
 
-/// The topics of a batch's first part while its matcher has measured nothing: timed, they size
-/// the parts after them (a first batch of slow lookups is not one long part).
-pub const FIRST_PART: usize = 1024;
+/// The topics of a batch's first part while its matcher has measured nothing: one, timed, sizes
+/// the parts after it (a first batch of slow lookups runs no longer than one lookup before its
+/// first signal check).
+pub const FIRST_PART: usize = 1;
 
 /// One single-topic call in this many, per thread, is timed (a clock read costs about a
 /// fifth of a lookup; batches are always timed).
