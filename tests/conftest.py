@@ -60,11 +60,12 @@ def stops_on_signal() -> Callable[[BatchCall, Callable[[int], Any]], tuple[Any, 
     grown until one call takes half a second or more, then called again with SIGUSR1 sent a
     tenth of the way in, its handler raising (as Ctrl-C's does); the call must raise before
     half its time. The signal comes from another process, as a terminal's Ctrl-C does: a
-    thread of this one would need the GIL to send it, which a call holding it keeps. A `gc.callbacks` entry stays registered throughout (as Hypothesis leaves
-    one): a collection in the middle of the call would run the handler there and lose its
-    exception. Returns the batch and the first call's result, for the test to check the state
-    afterwards. (Each growing call also measures the matcher, so the last one is split as a
-    later call would be.)"""
+    thread of this one would need the GIL to send it, which a call holding it keeps. A
+    `gc.callbacks` entry stays registered throughout (as Hypothesis leaves one): a collection
+    in the middle of the call would run the handler there and lose its exception. Returns the
+    batch and the first call's result, for the test to check the state afterwards. (Each
+    growing call also measures the matcher, so the last one is split as a later call would
+    be.)"""
     if not hasattr(signal, "SIGUSR1"):
         pytest.skip("needs POSIX signals")
 

@@ -203,7 +203,9 @@ fn truncate(py: Python<'_>, list: &Bound<'_, PyList>, len: usize) -> PyResult<()
 /// many containers in a row: a collection in the middle would run `gc.callbacks` and
 /// finalizers, Python code in which a pending signal's handler runs and its exception (Ctrl-C's
 /// `KeyboardInterrupt`) is lost as unraisable. Nothing in between may run Python code or
-/// release the GIL, so no other thread can see it off.
+/// release the GIL, so no other thread can see it off, except pending signal handlers run on
+/// purpose (`TopicStore`'s answers check for them while paused, so that none is left for the
+/// first collection after): a handler that waits lets other threads run paused meanwhile.
 pub(crate) struct GcPause(bool);
 
 impl GcPause {
