@@ -1,4 +1,4 @@
-//! The only place the concurrent algorithms get their atomics from: `std` normally,
+//! The only place the concurrent algorithms get their atomics and shared locks from: `std` normally,
 //! [`loom`](https://docs.rs/loom)'s model-checked versions under `--cfg loom`, so the same code
 //! runs in the loom models (`tests/loom_cstrie.rs`, `make loom`).
 //!
@@ -13,3 +13,75 @@ pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 pub(crate) use std::sync::Arc;
+
+/// A reader-writer lock for state read by every lookup and written by subscribes: each thread
+/// reads through its own shard (crossbeam's `ShardedLock`, shards on separate cache lines), so
+/// readers on different cores do not pass one lock word back and forth, as they do on a single
+/// `RwLock`'s (every read there is an atomic write to the shared word). A write takes every
+/// shard, so it costs more than a plain lock's. A panic while it is held does not poison it:
+/// the state it guards is left consistent by every writer (nothing it does can panic midway).
+pub(crate) struct ReadMostly<T>(crossbeam_utils::sync::ShardedLock<T>);
+
+impl<T> ReadMostly<T> {
+    pub(crate) fn new(value: T) -> Self {
+        ReadMostly(crossbeam_utils::sync::ShardedLock::new(value))
+    }
+
+    /// Shared access through this thread's shard.
+    #[inline]
+    pub(crate) fn read(&self) -> crossbeam_utils::sync::ShardedLockReadGuard<'_, T> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Exclusive access: every shard taken.
+    pub(crate) fn write(&self) -> crossbeam_utils::sync::ShardedLockWriteGuard<'_, T> {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::ReadMostly;
+
+    /// Readers on many threads never see a write half done.
+    #[test]
+    fn readers_see_whole_writes() {
+        let pair = ReadMostly::new((0u64, 0u64));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..20_000 {
+                        let (a, b) = *pair.read();
+                        assert_eq!(a, b);
+                    }
+                });
+            }
+            s.spawn(|| {
+                for i in 1..=2_000 {
+                    let mut w = pair.write();
+                    w.0 = i;
+                    std::hint::spin_loop();
+                    w.1 = i;
+                }
+            });
+        });
+        assert_eq!(*pair.read(), (2_000, 2_000));
+    }
+
+    /// A panic while the lock is held leaves it usable (no poisoning).
+    #[test]
+    fn a_panic_does_not_poison_it() {
+        let lock = ReadMostly::new(1);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _held = lock.write();
+            panic!("while held");
+        }));
+        assert!(caught.is_err());
+        *lock.write() += 1;
+        assert_eq!(*lock.read(), 2);
+    }
+}

@@ -16,12 +16,11 @@
 
 mod migrate;
 
-use parking_lot::RwLock;
-
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
 use crate::relation::Query;
+use crate::sync::ReadMostly;
 use migrate::{Active, Book};
 
 /// Distinct wildcard patterns above which `auto` uses the trie.
@@ -37,7 +36,7 @@ struct Inner {
 /// Adaptive choice between `optimized_bitmap` and `trie`.
 pub struct AutoMatcher {
     config: Config,
-    inner: RwLock<Inner>,
+    inner: ReadMostly<Inner>,
 }
 
 impl AutoMatcher {
@@ -45,7 +44,7 @@ impl AutoMatcher {
     pub fn new(config: Config) -> Self {
         AutoMatcher {
             config,
-            inner: RwLock::new(Inner {
+            inner: ReadMostly::new(Inner {
                 active: Active::bitmap(config),
                 book: Book::default(),
             }),

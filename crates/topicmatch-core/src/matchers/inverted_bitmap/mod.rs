@@ -26,7 +26,6 @@
 mod front;
 mod table;
 
-use parking_lot::RwLock;
 use roaring::RoaringBitmap;
 use smallvec::SmallVec;
 
@@ -37,6 +36,7 @@ use crate::matchers::shared::level_index::{
     ones, topic_hash, with_keys, Acc, Change, Index, WordKey,
 };
 use crate::pattern::{Pattern, Word};
+use crate::sync::ReadMostly;
 use crate::topic::parse_topic;
 use front::Front;
 use table::{Ids, Row, RowTable, TopicShape, SHAPE_WORDS};
@@ -47,8 +47,8 @@ pub const DEFAULT_CAPACITY: usize = 16_384;
 /// One cached bitmap row per topic, bounded.
 pub struct InvertedBitmapMatcher {
     config: Config,
-    index: RwLock<Index>,
-    rows: RwLock<RowTable>,
+    index: ReadMostly<Index>,
+    rows: ReadMostly<RowTable>,
     /// The rows that fit a cache line, readable without `rows`' lock: the hit path.
     front: Front,
     door: Doorkeeper,
@@ -65,8 +65,8 @@ impl InvertedBitmapMatcher {
     pub fn with_capacity(config: Config, capacity: usize) -> Self {
         InvertedBitmapMatcher {
             config,
-            index: RwLock::new(Index::new(config)),
-            rows: RwLock::new(RowTable::new(capacity)),
+            index: ReadMostly::new(Index::new(config)),
+            rows: ReadMostly::new(RowTable::new(capacity)),
             front: Front::new(capacity),
             door: Doorkeeper::new(capacity),
         }

@@ -5,16 +5,16 @@
 //! The rows are the level index (`matchers::shared::level_index`), which looks topics
 //! up; this matcher adds, for `matches_any`, a separate, lazily rebuilt filter ([`filter`]).
 //!
-//! One read-write lock guards the index; lookups share it.
+//! One read-write lock guards the index; lookups share it, each thread through its own shard
+//! (`crate::sync::ReadMostly`).
 
 mod filter;
-
-use parking_lot::RwLock;
 
 use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::shared::level_index::{topic_hash, with_keys, Index};
 use crate::pattern::Pattern;
+use crate::sync::ReadMostly;
 use filter::Filter;
 
 pub use crate::matchers::shared::level_index::simd;
@@ -22,8 +22,8 @@ pub use crate::matchers::shared::level_index::simd;
 /// Per-level inverted bitmaps behind a read-write lock.
 pub struct OptimizedBitmapMatcher {
     config: Config,
-    inner: RwLock<Index>,
-    filter: RwLock<Option<Filter>>,
+    inner: ReadMostly<Index>,
+    filter: ReadMostly<Option<Filter>>,
 }
 
 impl OptimizedBitmapMatcher {
@@ -31,8 +31,8 @@ impl OptimizedBitmapMatcher {
     pub fn new(config: Config) -> Self {
         OptimizedBitmapMatcher {
             config,
-            inner: RwLock::new(Index::new(config)),
-            filter: RwLock::new(None),
+            inner: ReadMostly::new(Index::new(config)),
+            filter: ReadMostly::new(None),
         }
     }
 
