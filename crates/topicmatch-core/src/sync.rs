@@ -1,10 +1,13 @@
-//! The only place the concurrent algorithms get their atomics and shared locks from: `std` normally,
+//! The only place the concurrent algorithms get their atomics from: `std` normally,
 //! [`loom`](https://docs.rs/loom)'s model-checked versions under `--cfg loom`, so the same code
 //! runs in the loom models (`tests/loom_cstrie.rs`, `make loom`).
 //!
 //! `Arc` is `std`'s in both builds on purpose: its reference counts are trusted library code,
 //! and letting loom branch on every count change of a persistent map's path copy would explode
 //! the models' state space without checking anything of ours.
+//!
+//! Also [`ReadMostly`], the lock that the lookups of `optimized_bitmap`, `auto` and
+//! `inverted_bitmap` (past its lock-free front) read through.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -18,8 +21,9 @@ pub(crate) use std::sync::Arc;
 /// reads through its own shard (crossbeam's `ShardedLock`, shards on separate cache lines), so
 /// readers on different cores do not pass one lock word back and forth, as they do on a single
 /// `RwLock`'s (every read there is an atomic write to the shared word). A write takes every
-/// shard, so it costs more than a plain lock's. A panic while it is held does not poison it:
-/// the state it guards is left consistent by every writer (nothing it does can panic midway).
+/// shard, so it costs more than a plain lock's. Like the `parking_lot` lock it stands in for, it
+/// does not poison: after a panic while it was held (caught at the binding's boundary) it is
+/// taken as usual.
 pub(crate) struct ReadMostly<T>(crossbeam_utils::sync::ShardedLock<T>);
 
 impl<T> ReadMostly<T> {
