@@ -17,13 +17,13 @@ pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 pub(crate) use std::sync::Arc;
 
-/// A reader-writer lock for state read by every lookup and written by subscribes: each thread
-/// reads through its own shard (crossbeam's `ShardedLock`, shards on separate cache lines), so
-/// readers on different cores do not pass one lock word back and forth, as they do on a single
-/// `RwLock`'s (every read there is an atomic write to the shared word). A write takes every
-/// shard, so it costs more than a plain lock's. Like the `parking_lot` lock it stands in for, it
-/// does not poison: after a panic while it was held (caught at the binding's boundary) it is
-/// taken as usual.
+/// A reader-writer lock for state read by every lookup and written by subscribes: a thread
+/// reads through the shard its index picks (crossbeam's `ShardedLock`: 8 shards on separate
+/// cache lines), so readers on different cores do not pass one lock word back and forth, as
+/// they do on a single `RwLock`'s (every read there is an atomic write to the shared word). A
+/// write takes every shard, so it costs more than a plain lock's. Like the `parking_lot` lock it
+/// stands in for, it does not poison: after a panic while it was held (caught at the binding's
+/// boundary) it is taken as usual.
 pub(crate) struct ReadMostly<T>(crossbeam_utils::sync::ShardedLock<T>);
 
 impl<T> ReadMostly<T> {
