@@ -17,13 +17,12 @@ count keeps its best (a run takes 0.03-1 s per thread). Run after `make setup`:
 from __future__ import annotations
 
 import argparse
-import threading
-import time
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
 import topicmatch as tm
+from topicmatch.bench.throughput import timed_threads
 from topicmatch.workloads import ftm_messages, ftm_subscriptions
 
 BATCH = 1_000
@@ -33,22 +32,13 @@ CACHED = 1_024
 
 def rate(m: tm.Matcher, per_thread: Sequence[Sequence[pa.Array]], threads: int) -> float:
     """Topics per second of `threads` threads, thread k looking up `per_thread[k]`."""
-    start = threading.Barrier(threads + 1)
 
-    def work(arrays: Sequence[pa.Array]) -> None:
-        start.wait()
-        for array in arrays:
+    def work(k: int) -> None:
+        for array in per_thread[k]:
             m.lookup_arrow(array)
 
-    workers = [threading.Thread(target=work, args=(per_thread[k],)) for k in range(threads)]
-    for w in workers:
-        w.start()
-    start.wait()
-    began = time.perf_counter()
-    for w in workers:
-        w.join()
-    return sum(map(len, (a for k in range(threads) for a in per_thread[k]))) / (
-        time.perf_counter() - began)
+    topics = sum(len(a) for k in range(threads) for a in per_thread[k])
+    return topics / timed_threads(threads, work)
 
 
 def ftm(algorithm: str, threads: int) -> tuple[tm.Matcher, list[list[pa.Array]]]:
