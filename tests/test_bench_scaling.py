@@ -120,3 +120,23 @@ def test_the_boundary_bench_times_a_cached_matcher_under_its_own_label() -> None
     ratios = [r.value for r in records if r.metric == "lookup_many/paho"]
     assert len(ratios) == len(fanout.SHAPES)
     assert all(math.isfinite(v) and v > 0 for v in ratios)
+
+
+
+def test_best_of_each_takes_the_runs_in_turn_each_several_times_in_a_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Peers' ratios come from runs taken in turn (the same spells of noise for both), each
+    run called several times in a row (timed with its own data in the cache), and each run's
+    figure is its own fastest call (a clock that each call moves by a set time)."""
+    clock = [0.0]
+    monkeypatch.setattr(boundary.time, "perf_counter", lambda: clock[0])
+    calls: list[str] = []
+    takes = {"a": iter([4.0, 1.0, 3.0, 2.0, 4.0, 4.0]), "b": iter([2.0, 2.0, 2.0, 2.0, 0.5, 2.0])}
+
+    def run(name: str) -> None:
+        calls.append(name)
+        clock[0] += next(takes[name])
+
+    a, b = boundary.best_of_each(2, lambda: run("a"), lambda: run("b"), in_a_row=3)
+    assert calls == list("aaabbbaaabbb")
+    assert (a, b) == (1.0, 0.5)
