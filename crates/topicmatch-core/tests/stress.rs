@@ -297,3 +297,58 @@ fn a_large_set_under_churn_keeps_every_invariant_for_every_algorithm() {
         }
     }
 }
+
+/// A subscribe made while another thread looks up one long batch waits for one lookup at most,
+/// not for the batch: it returns before the batch ends, and every row after some point of the
+/// batch holds the new subscriber (each topic is looked up at one instant, in order).
+#[test]
+fn a_subscribe_during_a_long_batch_waits_for_one_lookup_not_the_batch() {
+    const TOPICS: usize = 200_000;
+    const NEW: SubscriberId = 7;
+    for &algorithm in Algorithm::ALL {
+        let m = algorithm.build(Config::new(DIALECT));
+        let m: &dyn Matcher = &*m;
+        m.insert(&parse("c.#"), 1);
+        let names: Vec<String> = (0..TOPICS).map(|i| format!("c.t{}", i % 1_000)).collect();
+        let topics: Vec<&str> = names.iter().map(String::as_str).collect();
+        let started = AtomicUsize::new(0);
+        let ended = AtomicUsize::new(0);
+        let (rows, before_the_end) = std::thread::scope(|scope| {
+            let batch = scope.spawn(|| {
+                let (mut found, mut ends) = (Vec::new(), Vec::new());
+                started.store(1, Ordering::SeqCst);
+                m.lookup_batch_into(&topics, &mut found, &mut ends).unwrap();
+                ended.store(1, Ordering::SeqCst);
+                let mut start = 0;
+                ends.iter()
+                    .map(|&end| {
+                        let row = found[start..end].contains(&NEW);
+                        start = end;
+                        row
+                    })
+                    .collect::<Vec<bool>>()
+            });
+            while started.load(Ordering::SeqCst) == 0 {
+                std::hint::spin_loop();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+            m.insert(&parse("c.*"), NEW);
+            let before_the_end = ended.load(Ordering::SeqCst) == 0;
+            (batch.join().unwrap(), before_the_end)
+        });
+        assert_eq!(rows.len(), TOPICS, "{algorithm}");
+        assert!(
+            before_the_end,
+            "{algorithm}: the subscribe waited for the whole batch"
+        );
+        let first = rows.iter().position(|&has| has).unwrap_or(TOPICS);
+        assert!(
+            first < TOPICS,
+            "{algorithm}: no row after the subscribe holds it"
+        );
+        assert!(
+            rows[first..].iter().all(|&has| has),
+            "{algorithm}: a row after one holding the new subscriber lacks it"
+        );
+    }
+}
