@@ -122,7 +122,6 @@ def test_the_boundary_bench_times_a_cached_matcher_under_its_own_label() -> None
     assert all(math.isfinite(v) and v > 0 for v in ratios)
 
 
-
 def test_best_of_each_takes_the_runs_in_turn_each_several_times_in_a_row(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Peers' ratios come from runs taken in turn (the same spells of noise for both), each

@@ -41,12 +41,7 @@ PASSES = Path("target") / "release" / "examples" / "passes"
 
 def best_of(repeats: int, run: Callable[[], object]) -> float:
     """The shortest wall time of ``repeats`` calls of ``run``."""
-    best = float("inf")
-    for _ in range(repeats):
-        began = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - began)
-    return best
+    return best_of_each(repeats, run, in_a_row=1)[0]
 
 
 def best_of_each(repeats: int, *runs: Callable[[], object], in_a_row: int = 3) -> list[float]:
