@@ -8,11 +8,12 @@ import contextlib
 import io
 import json
 import math
+import threading
 from pathlib import Path
 
 import pytest
 
-from topicmatch.bench import boundary, fanout, scaling
+from topicmatch.bench import boundary, fanout, scaling, throughput
 from topicmatch.workloads import ftm_messages
 
 
@@ -139,3 +140,27 @@ def test_best_of_each_takes_the_runs_in_turn_each_several_times_in_a_row(
     a, b = boundary.best_of_each(2, lambda: run("a"), lambda: run("b"), in_a_row=3)
     assert calls == list("aaabbbaaabbb")
     assert (a, b) == (1.0, 0.5)
+
+
+def test_a_threaded_run_is_timed_by_its_threads_own_clock_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A threaded run lasts from the first thread's start to the last one's end, as the
+    threads read the clock: the thread that started them, held up by the GIL or the scheduler
+    meanwhile, neither stretches nor shrinks it (a clock that gives that thread a far-off
+    time, each worker its own start and end)."""
+    caller = threading.get_ident()
+    lock = threading.Lock()
+    order: dict[int, int] = {}
+
+    def clock() -> float:
+        me = threading.get_ident()
+        if me == caller:
+            return 1e6
+        with lock:
+            if me not in order:
+                order[me] = len(order)
+                return float(order[me])  # the starts: 0, 1, 2
+            return 100.0 + order[me]  # the ends: 100, 101, 102
+
+    monkeypatch.setattr(throughput.time, "perf_counter", clock)
+    assert throughput.timed_threads(3, lambda k: None) == 102.0

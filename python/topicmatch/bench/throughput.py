@@ -64,21 +64,24 @@ def _passes(loaded: Loaded, metric: str) -> Callable[[Sequence[str]], None]:
 
 
 def timed_threads(threads: int, work: Callable[[int], None]) -> float:
-    """Seconds from a barrier to the last join of ``threads`` threads running ``work(k)``."""
-    barrier = threading.Barrier(threads + 1)
+    """Seconds from the first of ``threads`` threads starting ``work(k)`` (together, past a
+    barrier) to the last one ending it. Each thread reads the clock itself: a thread that
+    started them may wait for the GIL or a core while they run."""
+    barrier = threading.Barrier(threads)
+    spans = [(0.0, 0.0)] * threads
 
     def run(k: int) -> None:
         barrier.wait()
+        began = time.perf_counter()
         work(k)
+        spans[k] = (began, time.perf_counter())
 
     workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
     for w in workers:
         w.start()
-    barrier.wait()
-    began = time.perf_counter()
     for w in workers:
         w.join()
-    return time.perf_counter() - began
+    return max(end for _, end in spans) - min(began for began, _ in spans)
 
 
 def timed(run: Callable[[Sequence[str]], None], topics: Sequence[str], threads: int,
