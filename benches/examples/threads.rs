@@ -1,0 +1,117 @@
+//! The core's read-only thread scaling on ftm: N threads share one engine, each looking up
+//! batches of 1,000 ftm topics through `Engine::lookup_batch_into` (the call the Python
+//! package's `lookup_many` and `lookup_arrow` make with the GIL released), timed from the
+//! first thread's start to the last one's end. Thread counts alternate run by run and each
+//! keeps its fastest run; each ratio is against the first count. It is what the machine gives
+//! the walk alone: the ceiling for the Python batch calls' scaling on the same machine.
+//!
+//! `cargo run --release -p topicmatch-benches --example threads -- [RUNS] [ALGORITHM...]`
+//! (default: 10 runs of `cstrie`; thread counts 1, 2, 4, 8 and 16, or the comma-separated
+//! list in `TOPICMATCH_THREADS`).
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::Instant;
+
+use topicmatch_benches::{ftm, passes_and_names};
+use topicmatch_core::Engine;
+
+/// Topics per batch, as the Python bench's batches.
+const BATCH_U32: u32 = 1_000;
+const BATCH: usize = BATCH_U32 as usize;
+/// Seconds of one thread's part of a run.
+const SECONDS: f64 = 0.05;
+
+fn thread_counts() -> Vec<usize> {
+    match std::env::var("TOPICMATCH_THREADS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .expect("TOPICMATCH_THREADS: numbers, comma-separated")
+            })
+            .collect(),
+        Err(_) => vec![1, 2, 4, 8, 16],
+    }
+}
+
+/// Topics per second of `threads` threads each looking up `rounds` batches (each from its own
+/// place in the stream), from the first
+/// thread's start to the last one's end (each reads the clock itself: the spawning thread may
+/// wait for a core while they run).
+fn run(engine: &Engine, batches: &[Vec<&str>], threads: usize, rounds: usize) -> f64 {
+    let barrier = Barrier::new(threads);
+    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let (mut out, mut ends) = (Vec::new(), Vec::new());
+                    barrier.wait();
+                    let start = Instant::now();
+                    for r in 0..rounds {
+                        out.clear();
+                        ends.clear();
+                        let batch = &batches[(k * rounds + r) % batches.len()];
+                        engine
+                            .lookup_batch_into(black_box(batch), &mut out, &mut ends)
+                            .expect("ftm topics are valid");
+                        black_box(out.len());
+                    }
+                    (start, Instant::now())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a lookup thread panicked"))
+            .collect()
+    });
+    let first = spans
+        .iter()
+        .map(|s| s.0)
+        .min()
+        .expect("one thread at least");
+    let last = spans
+        .iter()
+        .map(|s| s.1)
+        .max()
+        .expect("one thread at least");
+    let topics = u32::try_from(threads * rounds * BATCH).expect("under 2^32 topics a run");
+    f64::from(topics) / (last - first).as_secs_f64()
+}
+
+fn main() {
+    let (runs, names) = passes_and_names(10, &["cstrie"]);
+    let counts = thread_counts();
+    let w = ftm();
+    let batches: Vec<Vec<&str>> = w
+        .topics
+        .chunks_exact(BATCH)
+        .map(|c| c.iter().map(String::as_str).collect())
+        .collect();
+    println!(
+        "{runs} runs per thread count, each thread looking up as many batches of {BATCH} ftm \
+         topics as one thread does in {SECONDS} s; fastest run, ratio to the first count"
+    );
+    for name in &names {
+        let engine = w.engine_named(name);
+        // The probe is also the warm-up; whole batches, at least one, follow from its rate.
+        let probe = run(&engine, &batches, 1, 20);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let rounds = ((SECONDS * probe / f64::from(BATCH_U32)) as usize).max(1);
+        let mut best = vec![0.0f64; counts.len()];
+        for _ in 0..runs {
+            for (i, &threads) in counts.iter().enumerate() {
+                best[i] = best[i].max(run(&engine, &batches, threads, rounds));
+            }
+        }
+        let line: Vec<String> = counts
+            .iter()
+            .zip(&best)
+            .map(|(t, rate)| format!("{t}t {:6.2} M/s ({:5.2}x)", rate / 1e6, rate / best[0]))
+            .collect();
+        println!("{name:>18}: {}", line.join("   "));
+    }
+}
