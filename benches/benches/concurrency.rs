@@ -11,10 +11,10 @@
 //! does in quadratic time (it copies the child map per insert).
 
 use std::hint::black_box;
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use topicmatch_benches::threads::timed_span;
 use topicmatch_benches::{ftm, Workload};
 use topicmatch_core::{Algorithm, Config, Dialect, Limits, Matcher, Pattern, SubscriberId};
 
@@ -70,13 +70,8 @@ fn settle() {
     }
 }
 
-/// One timed run on a fresh matcher holding the workload's subscriptions.
-///
-/// Each thread times its own operations, and the run lasts from the first thread's start to the
-/// last one's end. (A clock started by the coordinating thread after the start barrier would
-/// miss whatever the workers do while that thread waits for a core, which with more threads
-/// than cores is often a whole scheduler slice: runs then measured up to several times the
-/// machine's capacity.)
+/// One timed run on a fresh matcher holding the workload's subscriptions, from the first
+/// thread's start to the last one's end (`timed_span`: each thread reads the clock itself).
 fn run(algorithm: Algorithm, w: &Workload, base: &[Pattern], plans: &[Vec<Op>]) -> Duration {
     let matcher = algorithm.build(Config::new(w.dialect));
     for (i, p) in base.iter().enumerate() {
@@ -84,48 +79,25 @@ fn run(algorithm: Algorithm, w: &Workload, base: &[Pattern], plans: &[Vec<Op>]) 
     }
     settle();
     let m: &dyn Matcher = &*matcher;
-    let barrier = Barrier::new(plans.len());
-    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
-        let workers: Vec<_> = plans
-            .iter()
-            .map(|plan| {
-                let barrier = &barrier;
-                s.spawn(move || {
-                    let mut out = Vec::with_capacity(64);
-                    barrier.wait();
-                    let start = Instant::now();
-                    for op in plan {
-                        match op {
-                            Op::Lookup(i) => {
-                                out.clear();
-                                m.lookup_into(&w.topics[*i], &mut out).expect("valid topic");
-                                black_box(out.len());
-                            }
-                            Op::Subscribe(p, id) => m.insert(p, *id),
-                        }
+    let span = timed_span(
+        plans.len(),
+        |_| Vec::with_capacity(64),
+        |k, mut out| {
+            for op in &plans[k] {
+                match op {
+                    Op::Lookup(i) => {
+                        out.clear();
+                        m.lookup_into(&w.topics[*i], &mut out).expect("valid topic");
+                        black_box(out.len());
                     }
-                    (start, Instant::now())
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().expect("worker panicked"))
-            .collect()
-    });
-    let first = spans
-        .iter()
-        .map(|span| span.0)
-        .min()
-        .expect("one thread or more");
-    let last = spans
-        .iter()
-        .map(|span| span.1)
-        .max()
-        .expect("one thread or more");
+                    Op::Subscribe(p, id) => m.insert(p, *id),
+                }
+            }
+        },
+    );
     drop(matcher);
     settle();
-    last - first
+    span
 }
 
 fn concurrency(c: &mut Criterion) {

@@ -10,9 +10,8 @@
 //! list in `TOPICMATCH_THREADS`).
 
 use std::hint::black_box;
-use std::sync::Barrier;
-use std::time::Instant;
 
+use topicmatch_benches::threads::timed_span;
 use topicmatch_benches::{ftm, passes_and_names};
 use topicmatch_core::Engine;
 
@@ -37,49 +36,25 @@ fn thread_counts() -> Vec<usize> {
 }
 
 /// Topics per second of `threads` threads each looking up `rounds` batches (each from its own
-/// place in the stream), from the first
-/// thread's start to the last one's end (each reads the clock itself: the spawning thread may
-/// wait for a core while they run).
+/// place in the stream), from the first thread's start to the last one's end.
 fn run(engine: &Engine, batches: &[Vec<&str>], threads: usize, rounds: usize) -> f64 {
-    let barrier = Barrier::new(threads);
-    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|k| {
-                let barrier = &barrier;
-                s.spawn(move || {
-                    let (mut out, mut ends) = (Vec::new(), Vec::new());
-                    barrier.wait();
-                    let start = Instant::now();
-                    for r in 0..rounds {
-                        out.clear();
-                        ends.clear();
-                        let batch = &batches[(k * rounds + r) % batches.len()];
-                        engine
-                            .lookup_batch_into(black_box(batch), &mut out, &mut ends)
-                            .expect("ftm topics are valid");
-                        black_box(out.len());
-                    }
-                    (start, Instant::now())
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("a lookup thread panicked"))
-            .collect()
-    });
-    let first = spans
-        .iter()
-        .map(|s| s.0)
-        .min()
-        .expect("one thread at least");
-    let last = spans
-        .iter()
-        .map(|s| s.1)
-        .max()
-        .expect("one thread at least");
+    let span = timed_span(
+        threads,
+        |_| (Vec::new(), Vec::new()),
+        |k, (mut out, mut ends): (Vec<_>, Vec<_>)| {
+            for r in 0..rounds {
+                out.clear();
+                ends.clear();
+                let batch = &batches[(k * rounds + r) % batches.len()];
+                engine
+                    .lookup_batch_into(black_box(batch), &mut out, &mut ends)
+                    .expect("ftm topics are valid");
+                black_box(out.len());
+            }
+        },
+    );
     let topics = u32::try_from(threads * rounds * BATCH).expect("under 2^32 topics a run");
-    f64::from(topics) / (last - first).as_secs_f64()
+    f64::from(topics) / span.as_secs_f64()
 }
 
 fn main() {

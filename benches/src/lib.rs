@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod floor;
 pub mod rng;
 pub mod rows;
+pub mod threads;
 pub mod workload;
 pub mod workloads;
 
