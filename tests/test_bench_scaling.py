@@ -8,6 +8,9 @@ import contextlib
 import io
 import json
 import math
+import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -164,3 +167,19 @@ def test_a_threaded_run_is_timed_by_its_threads_own_clock_reads(
 
     monkeypatch.setattr(throughput.time, "perf_counter", clock)
     assert throughput.timed_threads(3, lambda k: None) == 102.0
+
+
+def test_the_lists_stand_in_script_reports_both_calls_at_every_thread_count() -> None:
+    """`benches/scripts/lists_stand_in.py` (BENCHMARKS cites its figures) runs and reports
+    the stand-in and `lookup_many` at each thread count asked for, each against one thread."""
+    script = Path(__file__).resolve().parents[1] / "benches" / "scripts" / "lists_stand_in.py"
+    result = subprocess.run([sys.executable, str(script), "--threads", "2", "--runs", "1"],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("one batch of 1,000 topics, one thread: lookup_many ")
+    for name in ("stand-in", "lookup_many"):
+        row = next(line for line in lines[1:] if line.startswith(name))
+        counts = re.findall(r"(\d+)t (\d+\.\d+)x", row)
+        assert [t for t, _ in counts] == ["1", "2"]
+        assert float(counts[0][1]) == 1.0 and float(counts[1][1]) > 0
