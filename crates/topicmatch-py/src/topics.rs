@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::critical_section::with_critical_section;
 use pyo3::types::{PyList, PyString, PyTuple};
 use topicmatch_core::Dialect;
 
@@ -54,10 +55,13 @@ impl Topics {
         // Exact lists and tuples are read directly; anything else (subclasses included, which
         // may override `__iter__`) through the iterator protocol.
         if let Ok(list) = obj.cast_exact::<PyList>() {
-            out.reserve(list.len());
-            for item in list.iter() {
-                out.push(&item, dialect)?;
-            }
+            // One snapshot of a list that another thread may change meanwhile: the GIL makes
+            // the read atomic, and on a free-threaded build the list's critical section does
+            // (reading a topic calls no Python code, so nothing suspends it).
+            with_critical_section(list.as_any(), || {
+                out.reserve(list.len());
+                list.iter().try_for_each(|item| out.push(&item, dialect))
+            })?;
         } else if let Ok(tuple) = obj.cast_exact::<PyTuple>() {
             out.reserve(tuple.len());
             for item in tuple.iter_borrowed() {
