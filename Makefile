@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 PY_SOURCES := $(shell find python -type f) pyproject.toml README.md LICENSE-MIT LICENSE-APACHE
 EXTRAS ?= test,spark,bench
 
-.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench bench-py bench-spark loom valgrind asan
+.PHONY: help run test setup venv wheel cargo-test pytest lint stubtest fmt clean bench bench-py bench-spark loom valgrind asan test-free-threaded
 .PHONY: fuzz fuzz-smoke fuzz-tools churn leakcheck
 
 help: ## List the targets
@@ -48,6 +48,25 @@ pytest: setup ## Python tests
 
 stubtest: setup ## Check the hand-written stubs against the compiled module
 	$(PY) -m mypy.stubtest topicmatch._native
+
+# A free-threaded CPython (3.14t or later: pyo3 supports no earlier one) is not installed here;
+# build one (`./configure --disable-gil`) and name it: make test-free-threaded FT_PYTHON=...
+FT_PYTHON ?=
+FT_VENV := .venv-ft
+# Left out there: type checks (mypy), wheel installs, and the bench and Spark commands, whose
+# extras pull in modules that re-enable the GIL or have no free-threaded wheels.
+FT_SKIP := --ignore=tests/spark --ignore=tests/test_stubs.py --ignore=tests/test_install.py --ignore=tests/test_bench.py --ignore=tests/test_cli.py
+
+test-free-threaded: ## Every Python test of the binding on a free-threaded CPython (FT_PYTHON=path), in .venv-ft
+	@test -n "$(FT_PYTHON)" || { echo "give FT_PYTHON=/path/to/python3.14t (a --disable-gil build)"; exit 2; }
+	$(FT_PYTHON) -c "import sys; sys.exit(0 if not sys._is_gil_enabled() else 'not a free-threaded CPython')"
+	test -x $(FT_VENV)/bin/python || $(FT_PYTHON) -m venv $(FT_VENV)
+	$(FT_VENV)/bin/python -m pip --version || { $(PIP) download --quiet --no-deps --dest target/ft-pip pip && $(FT_VENV)/bin/python target/ft-pip/pip-*.whl/pip install --quiet --no-index target/ft-pip/pip-*.whl; }
+	$(FT_VENV)/bin/python -m pip install --quiet "pytest>=8.3,<10" "pytest-timeout>=2.3,<3" "hypothesis>=6.120,<7" "pyarrow>=18" "paho-mqtt>=2.1,<3"
+	rm -rf target/wheels-ft
+	$(VENV)/bin/maturin build --release --quiet --out target/wheels-ft --interpreter $(FT_VENV)/bin/python
+	$(FT_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps target/wheels-ft/topicmatch-*.whl
+	$(FT_VENV)/bin/python -m pytest -q $(FT_SKIP)
 
 bench-spark: setup ## The Spark pipeline benchmark: topicmatch vs plain Spark SQL (several minutes)
 	$(PY) -m topicmatch.spark.bench
@@ -126,4 +145,4 @@ asan: ## Run the cstrie tests under AddressSanitizer (stable rustc via RUSTC_BOO
 
 clean: ## Remove build products and the virtualenv
 	cargo clean
-	rm -rf $(VENV) target/wheels
+	rm -rf $(VENV) $(FT_VENV) target/wheels

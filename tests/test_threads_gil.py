@@ -3,7 +3,12 @@ in `gil.rs`), and calls of every length interleaved get every result right."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import sysconfig
 import threading
+
+import pytest
 
 import topicmatch as tm
 
@@ -61,3 +66,16 @@ def test_single_lookups_and_batches_interleave_on_the_gil() -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+@pytest.mark.skipif(not sysconfig.get_config_var("Py_GIL_DISABLED"),
+                    reason="a free-threaded CPython only")
+def test_importing_the_module_leaves_the_gil_off_on_a_free_threaded_build() -> None:
+    """The module declares that it does not need the GIL (`gil_used = false`): a fresh
+    free-threaded interpreter that imports it and uses it keeps running without one."""
+    code = ("import sys, topicmatch as tm; m = tm.Matcher('mqtt', 'cstrie'); m.subscribe('a/+', 1);"
+            " assert m.lookup_many(['a/b']) == [[1]]; print(sys._is_gil_enabled())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False", done.stderr
