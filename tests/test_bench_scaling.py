@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,3 +184,22 @@ def test_the_lists_stand_in_script_reports_both_calls_at_every_thread_count() ->
         counts = re.findall(r"(\d+)t (\d+\.\d+)x", row)
         assert [t for t, _ in counts] == ["1", "2"]
         assert float(counts[0][1]) == 1.0 and float(counts[1][1]) > 0
+
+
+def test_each_thread_calls_through_its_own_bound_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A threaded run gives every thread its own bound method: one shared by all would have
+    every call count references on one object from every thread (on a free-threaded build,
+    contention that belongs to the harness, not to the call measured)."""
+    m = scaling.loaded("cstrie")
+    batches = scaling.batches_of(ftm_messages()[:400], 100)
+    made: list[int] = []
+    real = scaling.caller
+
+    def counting(matcher: Any, call: str) -> object:
+        made.append(threading.get_ident())
+        return real(matcher, call)
+
+    monkeypatch.setattr(scaling, "caller", counting)
+    rate, _ = scaling.one_run(m, batches, 3, 2, "lookup")
+    assert rate > 0
+    assert len(made) == 3 and len(set(made)) == 3

@@ -169,10 +169,12 @@ def one_run(m: tm.Matcher, batches: Sequence[Any], threads: int,
     """Topics per second of ``threads`` threads each looking up ``rounds`` batches through
     ``call`` (thread ``k`` from batch ``k * rounds`` on), and the cores they used (their CPU
     time over the run's wall time)."""
-    run = caller(m, call)
     cpu = [0.0] * threads
 
     def work(k: int) -> None:
+        # Each thread its own bound method: on a free-threaded build one shared by all would
+        # have every call count references on the same object from every thread.
+        run = caller(m, call)
         began = time.thread_time()
         for r in range(rounds):
             run(batches[(k * rounds + r) % len(batches)])
