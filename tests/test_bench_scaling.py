@@ -170,6 +170,15 @@ def test_a_threaded_run_is_timed_by_its_threads_own_clock_reads(
     assert throughput.timed_threads(3, lambda k: None) == 102.0
 
 
+def test_a_threaded_run_whose_thread_failed_raises() -> None:
+    def work(k: int) -> None:
+        if k == 1:
+            raise ValueError("a failing run")
+
+    with pytest.raises(ValueError, match="a failing run"):
+        throughput.timed_threads(3, work)
+
+
 def test_the_lists_stand_in_script_reports_both_calls_at_every_thread_count() -> None:
     """`benches/scripts/lists_stand_in.py` (BENCHMARKS cites its figures) runs and reports
     the stand-in and `lookup_many` at each thread count asked for, each against one thread."""

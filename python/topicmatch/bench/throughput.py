@@ -66,14 +66,19 @@ def _passes(loaded: Loaded, metric: str) -> Callable[[Sequence[str]], None]:
 def timed_threads(threads: int, work: Callable[[int], None]) -> float:
     """Seconds from the first of ``threads`` threads starting ``work(k)`` (together, past a
     barrier) to the last one ending it. Each thread reads the clock itself: a thread that
-    started them may wait for the GIL or a core while they run."""
+    started them may wait for the GIL or a core while they run. If a thread's ``work``
+    raises, the run raises that error once every thread has ended."""
     barrier = threading.Barrier(threads)
     spans = [(0.0, 0.0)] * threads
+    failed: list[BaseException] = []
 
     def run(k: int) -> None:
         barrier.wait()
         began = time.perf_counter()
-        work(k)
+        try:
+            work(k)
+        except BaseException as e:  # noqa: BLE001 (re-raised in the calling thread)
+            failed.append(e)
         spans[k] = (began, time.perf_counter())
 
     workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
@@ -81,6 +86,8 @@ def timed_threads(threads: int, work: Callable[[int], None]) -> float:
         w.start()
     for w in workers:
         w.join()
+    if failed:
+        raise failed[0]
     return max(end for _, end in spans) - min(began for began, _ in spans)
 
 
