@@ -11,9 +11,12 @@ The figure is the ratio of the two best throughputs, measured in the same proces
 run also records how many cores its threads used (their CPU time over the run's wall time): a
 2t run near 1.0 got one core's worth, whatever the GIL did.
 
-Beside every run the same threads do work that never holds the GIL (hashing a buffer with
-``hashlib``, which releases it), alternating with ours: its ratio is what this machine gave
-two threads at that moment (other processes share the cores), the ceiling for ours. Beside
+Beside every run the same threads do work that releases the GIL (hashing a buffer with
+``hashlib``), alternating with ours: its ratio is what this machine gave that many threads at
+that moment (other processes share the cores). Each hash call re-takes the GIL, so from many
+threads that ratio is CPython's too, not the machine's alone: the core's own batch call from
+the same threads (``cargo run --release -p topicmatch-benches --example threads``) is the
+ceiling for the batch calls. Beside
 ``lookup``, which holds the GIL, the same threads also run a pure-Python loop (``dict.get``
 calls, no topicmatch): its ratio is what CPython's hand-over of the GIL between threads left
 any code that holds it, on this machine at that moment.
