@@ -15,26 +15,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import time
-from collections.abc import Callable
-
-import pyarrow as pa
 
 from topicmatch.bench import scaling
+from topicmatch.bench.boundary import best_of
 from topicmatch.bench.throughput import timed_threads
 from topicmatch.workloads import ftm_messages
 
 BATCH = 1_000
-
-
-def fastest(run: Callable[[], object], repeats: int = 5) -> float:
-    """The shortest wall time of ``repeats`` calls of ``run``."""
-    best = float("inf")
-    for _ in range(repeats):
-        began = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - began)
-    return best
 
 
 def main() -> None:
@@ -46,14 +33,14 @@ def main() -> None:
 
     m = scaling.loaded("cstrie")
     batches = scaling.batches_of(ftm_messages(), BATCH)
-    arrays = [pa.array(b, pa.string()) for b in batches]
+    arrays = scaling.as_batches("lookup_arrow", batches)
     rows = [m.lookup_many(b) for b in batches]
     some = range(20)
-    walk = fastest(lambda: [m.lookup_arrow(arrays[i]) for i in some]) / len(some)
-    many = fastest(lambda: [m.lookup_many(batches[i]) for i in some]) / len(some)
-    copy = fastest(lambda: [list(map(list.copy, rows[i])) for i in some]) / len(some)
+    walk = best_of(5, lambda: [m.lookup_arrow(arrays[i]) for i in some]) / len(some)
+    many = best_of(5, lambda: [m.lookup_many(batches[i]) for i in some]) / len(some)
+    copy = best_of(5, lambda: [list(map(list.copy, rows[i])) for i in some]) / len(some)
     probe = bytes(1 << 20)
-    per_byte = fastest(lambda: hashlib.sha256(probe).digest()) / len(probe)
+    per_byte = best_of(5, lambda: hashlib.sha256(probe).digest()) / len(probe)
     buffer = bytes(max(4096, int(walk / per_byte)))
     print(f"one batch of {BATCH:,} topics, one thread: lookup_many {many * 1e6:.1f} us, "
           f"lookup_arrow {walk * 1e6:.1f} us, copying its rows {copy * 1e6:.1f} us")
