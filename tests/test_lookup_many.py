@@ -292,3 +292,27 @@ def test_result_lists_are_tracked_by_the_cyclic_gc(algorithm: str) -> None:
     del node, rows
     gc.collect()
     assert alive() is None, "the cycle through a result row was collected"
+
+
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+@pytest.mark.parametrize("fanout", [0, 1, 3, 600])
+def test_result_rows_are_ordinary_lists(algorithm: str, fanout: int) -> None:
+    """A row holds exactly its subscribers, with room for no more (as `list.copy` makes one),
+    and grows, shrinks and frees as any list does."""
+    m = tm.Matcher(dialect="mqtt", algorithm=algorithm)
+    for k in range(fanout):
+        m.subscribe("a/#" if k % 2 else "a/+", 10**6 + k)
+    want = sorted(10**6 + k for k in range(fanout))
+    for row in [m.lookup("a/b"), *m.lookup_many(["a/b", "a/b"])]:
+        assert type(row) is list
+        assert sorted(row) == want
+        assert sys.getsizeof(row) == sys.getsizeof(row.copy())
+        row.extend(range(fanout + 5))
+        assert len(row) == 2 * fanout + 5
+        del row[fanout:]
+        assert sorted(row) == want
+        row.append("x")
+        assert row[-1] == "x"
+        row.clear()
+        assert row == []
+    assert sorted(m.lookup("a/b")) == want, "the matcher's objects are untouched"
