@@ -26,6 +26,11 @@ pub(crate) use std::sync::Arc;
 /// boundary) it is taken as usual.
 pub(crate) struct ReadMostly<T>(crossbeam_utils::sync::ShardedLock<T>);
 
+/// Topics a batch looks up under one read of a [`ReadMostly`] lock: the lock's cost (an atomic
+/// write to the thread's shard and its release) is paid once per this many lookups, and a
+/// subscribe waits for at most this many (a few microseconds) before it takes the lock.
+pub(crate) const READ_BATCH: usize = 64;
+
 impl<T> ReadMostly<T> {
     pub(crate) fn new(value: T) -> Self {
         ReadMostly(crossbeam_utils::sync::ShardedLock::new(value))

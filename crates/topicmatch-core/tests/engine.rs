@@ -197,6 +197,54 @@ fn many_hashes_stay_polynomial() {
     }
 }
 
+/// A batch of hundreds of topics (more than one read of a lock, in the algorithms that read
+/// their index through one) gives each topic what `lookup_into` gives it, and an invalid topic
+/// (a topic too long) far into it stops it there, keeping every earlier row.
+#[test]
+fn a_long_batch_equals_one_by_one() {
+    let names: Vec<String> = (0..300)
+        .map(|i| match i % 5 {
+            0 => format!("a.{i}"),
+            1 => format!("a.b.{i}"),
+            2 => "b.c".to_owned(),
+            3 => format!("x.{}.c", i % 7),
+            _ => format!("q{i}"),
+        })
+        .collect();
+    let topics: Vec<&str> = names.iter().map(String::as_str).collect();
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        for (i, p) in (0_i64..).zip(["a.*", "a.#", "b.c", "*.c", "x.3.c", "q17"]) {
+            m.subscribe(p, &Subscriber::Int(i)).unwrap();
+        }
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        m.lookup_batch_into(&topics, &mut out, &mut ends).unwrap();
+        assert_eq!(ends.len(), topics.len(), "{algorithm:?}");
+        let mut start = 0;
+        for (topic, &end) in topics.iter().zip(&ends) {
+            let mut one = Vec::new();
+            m.lookup_into(topic, &mut one).unwrap();
+            let mut got = out[start..end].to_vec();
+            got.sort_unstable();
+            one.sort_unstable();
+            assert_eq!(got, one, "{algorithm:?} {topic}");
+            start = end;
+        }
+
+        // Past AMQP's 255-byte routing key.
+        let long = "a.".repeat(200);
+        let mut broken = topics.clone();
+        broken[200] = &long;
+        let (mut out_broken, mut ends_broken) = (Vec::new(), Vec::new());
+        let err = m
+            .lookup_batch_into(&broken, &mut out_broken, &mut ends_broken)
+            .unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded { .. }), "{err:?}");
+        assert_eq!(ends_broken, ends[..200], "{algorithm:?}");
+        assert_eq!(out_broken.len(), ends[199], "{algorithm:?}");
+    }
+}
+
 /// `lookup_batch_into` gives each topic what `lookup_into` gives it, in order, in every
 /// algorithm; an invalid topic stops the batch with its error, keeping earlier topics (with
 /// groups too).

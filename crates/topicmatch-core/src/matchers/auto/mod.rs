@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::matcher::{Config, Matcher, Related, SubscriberId};
 use crate::pattern::Pattern;
 use crate::relation::Query;
-use crate::sync::ReadMostly;
+use crate::sync::{ReadMostly, READ_BATCH};
 use migrate::{Active, Book};
 
 /// Distinct wildcard patterns above which `auto` uses the trie.
@@ -86,6 +86,24 @@ impl Matcher for AutoMatcher {
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
         self.inner.read().active.get().lookup_into(topic, out)
+    }
+
+    /// The active matcher's own batch call, [`READ_BATCH`] topics under one read of `auto`'s
+    /// lock (a migration waits for at most that many lookups).
+    fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        for part in topics.chunks(READ_BATCH) {
+            self.inner
+                .read()
+                .active
+                .get()
+                .lookup_batch_into(part, out, ends)?;
+        }
+        Ok(())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::matcher::{Config, Matcher, SubscriberId};
 use crate::matchers::shared::level_index::{topic_hash, with_keys, Index};
 use crate::pattern::Pattern;
-use crate::sync::ReadMostly;
+use crate::sync::{ReadMostly, READ_BATCH};
 use filter::Filter;
 
 pub use crate::matchers::shared::level_index::simd;
@@ -110,6 +110,25 @@ impl Matcher for OptimizedBitmapMatcher {
             return Ok(());
         }
         self.lookup_general(&index, topic, out)
+    }
+
+    /// [`READ_BATCH`] topics under one read of the index's lock.
+    fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        for part in topics.chunks(READ_BATCH) {
+            let index = self.inner.read();
+            for topic in part {
+                if !index.lookup_small(topic, out) {
+                    self.lookup_general(&index, topic, out)?;
+                }
+                ends.push(out.len());
+            }
+        }
+        Ok(())
     }
 
     fn matches_any(&self, topic: &str) -> Result<bool> {
