@@ -209,8 +209,8 @@ fn new_list(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyList>> {
 }
 
 /// Stores the objects of `ids` (`object` gives each one's, null for a subscriber that left)
-/// into the new list `list` (with room for at least `ids.len()` items, none stored yet), from its first slot,
-/// skipping the null ones; how many it stored.
+/// into the new list `list` (with room for at least `ids.len()` items, none stored yet), from
+/// its first slot, skipping the null ones; how many it stored.
 #[inline]
 fn fill(
     list: *mut ffi::PyObject,
@@ -220,7 +220,7 @@ fn fill(
     // The list's item array, read once: the stores below are to it, and the increments to
     // other objects, so nothing can move it (what `PyList_SET_ITEM` would read again for
     // each item, as an increment might have changed the list).
-    // SAFETY: `list` is a new list (every caller's `new_list`), not shared yet.
+    // SAFETY: `list` is a new list (every caller's `unfilled_list`), not shared yet.
     let items = unsafe { (*list.cast::<ffi::PyListObject>()).ob_item };
     let mut filled = 0;
     for &id in ids {
@@ -230,8 +230,8 @@ fn fill(
         }
         // SAFETY: the GIL is held (every caller holds a `Python` token), the object is alive
         // (it was in the table while the caller's guard was pinned, see the module docs), and
-        // slot `filled` of the new list is in range (`filled < ids.len()`) and empty; the
-        // store takes over the reference the increment made.
+        // slot `filled` of the new list's room is in range (`filled < ids.len()`) and holds
+        // nothing yet; the store takes over the reference the increment made.
         unsafe {
             ffi::Py_INCREF(object);
             items.add(filled).write(object);
