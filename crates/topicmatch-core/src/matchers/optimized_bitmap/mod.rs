@@ -58,6 +58,16 @@ impl OptimizedBitmapMatcher {
         self.with_filter(&index, Filter::kept)
     }
 
+    /// `topic`'s subscribers in `index` (read under the caller's lock): the one-pass walk, or
+    /// the general lookup where it does not apply.
+    #[inline]
+    fn lookup_in(&self, index: &Index, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
+        if index.lookup_small(topic, out) {
+            return Ok(());
+        }
+        self.lookup_general(index, topic, out)
+    }
+
     /// The lookup of an index or topic the one-pass walk does not take. Out of line: inlined,
     /// its stack frame and spills were paid by every small lookup too (measured).
     #[inline(never)]
@@ -105,11 +115,7 @@ impl Matcher for OptimizedBitmapMatcher {
     }
 
     fn lookup_into(&self, topic: &str, out: &mut Vec<SubscriberId>) -> Result<()> {
-        let index = self.inner.read();
-        if index.lookup_small(topic, out) {
-            return Ok(());
-        }
-        self.lookup_general(&index, topic, out)
+        self.lookup_in(&self.inner.read(), topic, out)
     }
 
     /// [`READ_BATCH`] topics under one read of the index's lock.
@@ -122,9 +128,7 @@ impl Matcher for OptimizedBitmapMatcher {
         for part in topics.chunks(READ_BATCH) {
             let index = self.inner.read();
             for topic in part {
-                if !index.lookup_small(topic, out) {
-                    self.lookup_general(&index, topic, out)?;
-                }
+                self.lookup_in(&index, topic, out)?;
                 ends.push(out.len());
             }
         }
