@@ -290,6 +290,67 @@ fn concurrent_lookups_see_consistent_results() {
 }
 
 #[test]
+fn a_long_batch_equals_one_by_one() {
+    // More messages than one read of the lock covers, some matching nobody.
+    let fm = FieldMatcher::new();
+    for i in 0..40 {
+        fm.subscribe(
+            &filter(&[("k", Criterion::Gt(i.into()))], Mode::All),
+            &Subscriber::Int(i),
+        );
+        fm.subscribe(&filter(&[("k", eq(i))], Mode::All), &Subscriber::Int(i % 7));
+    }
+    let messages: Vec<Message> = (0..300)
+        .map(|i| Message::new().with("k", i % 50).with("x", i))
+        .chain([Message::new(), Message::new().with("y", 1)])
+        .collect();
+    let (mut out, mut ends) = (Vec::new(), Vec::new());
+    fm.lookup_batch_into(&messages, &mut out, &mut ends);
+    assert_eq!(ends.len(), messages.len());
+    let mut start = 0;
+    for (message, &end) in messages.iter().zip(&ends) {
+        let mut one = Vec::new();
+        fm.lookup_into(message, &mut one);
+        assert_eq!(&out[start..end], &one[..], "{message:?}");
+        start = end;
+    }
+    assert!(
+        out.len() > 1000,
+        "the batch found {} subscribers",
+        out.len()
+    );
+}
+
+#[test]
+fn subscribe_and_unsubscribe_report_subscribers_joining_and_leaving() {
+    let fm = FieldMatcher::new();
+    let (a, b) = (
+        filter(&[("k", eq(1))], Mode::All),
+        filter(&[("k", eq(2))], Mode::All),
+    );
+    let mut joined = Vec::new();
+    let first = fm.subscribe_with(&a, &s("x"), &mut |id| joined.push(id));
+    assert_eq!(joined.len(), 1, "a new subscriber joins");
+    let x = joined[0];
+    // The same pair again, and a second subscription of the same subscriber: no new id.
+    assert_eq!(
+        fm.subscribe_with(&a, &s("x"), &mut |id| joined.push(id)),
+        first
+    );
+    let second = fm.subscribe_with(&b, &s("x"), &mut |id| joined.push(id));
+    assert_eq!(joined, vec![x]);
+    fm.subscribe_with(&a, &s("y"), &mut |id| joined.push(id));
+    assert_eq!(joined.len(), 2);
+    assert_ne!(joined[1], x);
+    let mut left = Vec::new();
+    assert!(fm.unsubscribe_with(first, &mut |id| left.push(id)));
+    assert!(left.is_empty(), "x still holds a subscription");
+    assert!(!fm.unsubscribe_with(first, &mut |id| left.push(id)));
+    assert!(fm.unsubscribe_with(second, &mut |id| left.push(id)));
+    assert_eq!(left, vec![x], "its last subscription gone, x leaves");
+}
+
+#[test]
 fn dense_counting_agrees_with_sparse() {
     // Many subscriptions hit by one message switch the lookup to the dense pass.
     let fm = FieldMatcher::new();

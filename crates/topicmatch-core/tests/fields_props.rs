@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::engine;
 use proptest::prelude::*;
 use topicmatch_core::fields::{Criterion, FieldMatcher, Filter, Message, Mode, Value};
-use topicmatch_core::{Algorithm, Dialect, Subscriber};
+use topicmatch_core::{Algorithm, Dialect, Subscriber, SubscriberId};
 
 const FIELDS: &[&str] = &["a", "b", "c", "d"];
 
@@ -222,12 +222,23 @@ fn check(ops: &[Op], padding: usize) -> Result<(), TestCaseError> {
     }
     let mut model: BTreeMap<u64, Sub> = BTreeMap::new();
     let mut ids = Vec::new();
+    // The subscriber ids `subscribe_with` and `unsubscribe_with` reported as joined and not
+    // yet left: they must be exactly the registry's held ids.
+    let mut live: BTreeSet<SubscriberId> =
+        fm.with_registry(|r| r.iter().map(|(id, _)| id).collect());
     for op in ops {
         match op {
             Op::Subscribe(sub) => match sub.filter() {
                 Ok(filter) => {
                     prop_assert!(sub.valid(), "accepted {:?}", sub);
-                    let id = fm.subscribe(&filter, &Subscriber::Int(sub.subscriber));
+                    let mut joined = Vec::new();
+                    let id =
+                        fm.subscribe_with(&filter, &Subscriber::Int(sub.subscriber), &mut |s| {
+                            joined.push(s);
+                        });
+                    for s in joined {
+                        prop_assert!(live.insert(s), "joined twice: {}", s);
+                    }
                     model.entry(id).or_insert_with(|| sub.clone());
                     ids.push(id);
                 }
@@ -235,11 +246,35 @@ fn check(ops: &[Op], padding: usize) -> Result<(), TestCaseError> {
             },
             Op::Unsubscribe(i) => {
                 if let Some(&id) = ids.get(*i % ids.len().max(1)) {
-                    prop_assert_eq!(fm.unsubscribe(id), model.remove(&id).is_some());
+                    let mut left = Vec::new();
+                    let removed = fm.unsubscribe_with(id, &mut |s| left.push(s));
+                    prop_assert_eq!(removed, model.remove(&id).is_some());
+                    for s in left {
+                        prop_assert!(live.remove(&s), "left but never joined: {}", s);
+                    }
                 }
             }
             Op::Lookup(m) => {
+                let held: BTreeSet<SubscriberId> =
+                    fm.with_registry(|r| r.iter().map(|(id, _)| id).collect());
+                prop_assert_eq!(&held, &live, "the ids joined and not left");
                 let message = to_message(m);
+                // The batch call answers each message as `lookup_into` does, in order.
+                let mut one = Vec::new();
+                fm.lookup_into(&message, &mut one);
+                let (mut batch, mut ends) = (Vec::new(), Vec::new());
+                let twice = [
+                    message.clone(),
+                    to_message(&BTreeMap::new()),
+                    message.clone(),
+                ];
+                fm.lookup_batch_into(&twice, &mut batch, &mut ends);
+                let mut empty = Vec::new();
+                fm.lookup_into(&twice[1], &mut empty);
+                prop_assert_eq!(ends.len(), 3);
+                prop_assert_eq!(&batch[..ends[0]], &one[..]);
+                prop_assert_eq!(&batch[ends[0]..ends[1]], &empty[..]);
+                prop_assert_eq!(&batch[ends[1]..ends[2]], &one[..]);
                 let mut want = BTreeSet::new();
                 let mut want_hits: BTreeMap<i64, usize> = BTreeMap::new();
                 for sub in model.values() {

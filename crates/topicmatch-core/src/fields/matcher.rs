@@ -13,6 +13,7 @@ use crate::fields::index::{Index, Report};
 use crate::fields::message::Message;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 use crate::registry::{Registry, Subscriber};
+use crate::sync::READ_BATCH;
 
 /// One content subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,9 +77,22 @@ impl FieldMatcher {
 
     /// Subscribes `subscriber` with `filter`; the same pair again returns the same id.
     pub fn subscribe(&self, filter: &Filter, subscriber: &Subscriber) -> SubscriptionId {
+        self.subscribe_with(filter, subscriber, &mut |_| {})
+    }
+
+    /// [`subscribe`](Self::subscribe) that calls `joined(id)` when `subscriber` is new (it held
+    /// no subscription): under the write lock, before any lookup can find `id`. What a caller
+    /// keeps beside each subscriber id (a binding's objects) is then in place before the id is
+    /// ever returned.
+    pub fn subscribe_with(
+        &self,
+        filter: &Filter,
+        subscriber: &Subscriber,
+        joined: &mut dyn FnMut(SubscriberId),
+    ) -> SubscriptionId {
         let mut inner = self.inner.write();
         let id = inner.next_id;
-        let got = inner.insert(Arc::new(filter.clone()), subscriber, id);
+        let got = inner.insert(Arc::new(filter.clone()), subscriber, id, joined);
         if got == id {
             inner.next_id += 1;
         }
@@ -87,6 +101,13 @@ impl FieldMatcher {
 
     /// Removes a subscription; `false` if there was none with this id. Its slot is reused.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        self.unsubscribe_with(id, &mut |_| {})
+    }
+
+    /// [`unsubscribe`](Self::unsubscribe) that calls `left(sub)` when it removed the last
+    /// subscription of subscriber `sub`: under the write lock, so before `sub` can be reused
+    /// (see [`Registry`]).
+    pub fn unsubscribe_with(&self, id: SubscriptionId, left: &mut dyn FnMut(SubscriberId)) -> bool {
         let mut inner = self.inner.write();
         let Some(slot) = inner.by_id.remove(&id) else {
             return false;
@@ -94,20 +115,33 @@ impl FieldMatcher {
         let entry = inner.entries[slot as usize].take().expect("a held slot");
         inner.index.remove(slot, &entry.filter);
         inner.by_key.remove(&(entry.filter, entry.subscriber));
-        inner.registry.release(entry.subscriber);
+        if inner.registry.release(entry.subscriber) {
+            left(entry.subscriber);
+        }
         true
     }
 
     /// Appends the ids of the distinct subscribers whose criteria `message` meets.
     pub fn lookup_into(&self, message: &Message, out: &mut Vec<SubscriberId>) {
-        let inner = self.inner.read();
-        let start = out.len();
-        inner.index.lookup(message, Report::Matches, |slot, _| {
-            out.push(inner.subscribers[slot as usize]);
-        });
-        // Only a subscriber holding several subscriptions can be reported twice.
-        if inner.by_id.len() > inner.registry.len() {
-            dedup_tail(out, start);
+        self.inner.read().lookup_into(message, out);
+    }
+
+    /// Looks up every message of `messages` in order: appends each one's distinct subscribers
+    /// to `out` (as [`lookup_into`](Self::lookup_into)), then pushes `out.len()` to `ends`, so
+    /// message `i`'s subscribers are `out[ends[i - 1]..ends[i]]`. The read lock is taken once
+    /// per [`READ_BATCH`] messages: a subscribe waits for at most that many lookups.
+    pub fn lookup_batch_into(
+        &self,
+        messages: &[Message],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) {
+        for part in messages.chunks(READ_BATCH) {
+            let inner = self.inner.read();
+            for message in part {
+                inner.lookup_into(message, out);
+                ends.push(out.len());
+            }
         }
     }
 
@@ -197,7 +231,7 @@ impl FieldMatcher {
                         s.id
                     )));
                 }
-                if inner.insert(s.filter.clone(), &s.subscriber, s.id) != s.id {
+                if inner.insert(s.filter.clone(), &s.subscriber, s.id, &mut |_| {}) != s.id {
                     return Err(Error::InvalidArgument(format!(
                         "snapshot repeats subscription ({}, {:?})",
                         s.filter, s.subscriber
@@ -212,19 +246,36 @@ impl FieldMatcher {
 }
 
 impl Inner {
-    /// Inserts with `id` if the pair is new; returns the pair's id.
+    /// Appends the ids of the distinct subscribers whose criteria `message` meets.
+    fn lookup_into(&self, message: &Message, out: &mut Vec<SubscriberId>) {
+        let start = out.len();
+        self.index.lookup(message, Report::Matches, |slot, _| {
+            out.push(self.subscribers[slot as usize]);
+        });
+        // Only a subscriber holding several subscriptions can be reported twice.
+        if self.by_id.len() > self.registry.len() {
+            dedup_tail(out, start);
+        }
+    }
+
+    /// Inserts with `id` if the pair is new; returns the pair's id. `joined` hears of a new
+    /// subscriber id (see [`FieldMatcher::subscribe_with`]).
     fn insert(
         &mut self,
         filter: Arc<Filter>,
         subscriber: &Subscriber,
         id: SubscriptionId,
+        joined: &mut dyn FnMut(SubscriberId),
     ) -> SubscriptionId {
         if let Some(sub) = self.registry.id_of(subscriber) {
             if let Some(&existing) = self.by_key.get(&(filter.clone(), sub)) {
                 return existing;
             }
         }
-        let sub = self.registry.acquire(subscriber);
+        let (sub, new) = self.registry.acquire_new(subscriber);
+        if new {
+            joined(sub);
+        }
         let slot = self.index.insert(&filter);
         if self.entries.len() < self.index.slots() {
             self.entries.resize_with(self.index.slots(), || None);
