@@ -184,6 +184,59 @@ def test_pickle_keeps_criteria_modes_ids_and_subscribers() -> None:
     assert back.unsubscribe(ids[1]) is True
 
 
+def test_results_are_the_subscribed_objects() -> None:
+    fm = tm.FieldMatcher()
+    big, name = 2**62 + 7, "".join(["sub", "scriber"])
+    fm.subscribe({"k": 1}, big)
+    fm.subscribe({"k": 1}, name, mode="any")
+
+    class Tagged(int):
+        pass
+
+    fm.subscribe({"k": 1}, Tagged(5))
+    message = {"k": 1}
+    for row in (fm.lookup(message), *fm.lookup_many([message, message])):
+        assert sorted(row, key=str) == sorted([big, name, 5], key=str)
+        assert any(x is big for x in row) and any(x is name for x in row)
+        # A subclass instance is not kept: it may carry state; an exact int of its value is.
+        assert [type(x) for x in row if x == 5] == [int]
+    hits = fm.hits(message)
+    assert hits == {big: 1, name: 1, 5: 1}
+    assert any(x is big for x in hits)
+
+
+def test_a_subscriber_that_left_is_not_delivered_and_new_ones_are() -> None:
+    fm = tm.FieldMatcher()
+    message = {"k": 1}
+    for round_ in range(5):
+        values = [f"r{round_}-{i}" for i in range(50)]
+        ids = [fm.subscribe({"k": 1}, v) for v in values]
+        # A second subscription of each: it leaves with the last one only.
+        extra = [fm.subscribe({"k": tm.PRESENT}, v) for v in values]
+        assert sorted(fm.lookup(message)) == sorted(values)
+        for sid in ids:
+            assert fm.unsubscribe(sid)
+        assert sorted(fm.lookup_many([message])[0]) == sorted(values)
+        for sid in extra:
+            assert fm.unsubscribe(sid)
+        assert fm.lookup(message) == [] and fm.lookup_many([message]) == [[]]
+        assert fm.hits(message) == {}
+    assert len(fm) == 0
+
+
+def test_a_batch_made_in_several_parts_equals_lookups_one_by_one() -> None:
+    # Messages of 12,000 subscribers each: a batch of 40 is made in parts once the matcher
+    # has measured how many subscribers a message finds.
+    fm = tm.FieldMatcher()
+    for i in range(24_000):
+        fm.subscribe({"region": i % 2}, i)
+    messages = [{"region": i % 3} for i in range(40)]
+    want = [fm.lookup(m) for m in messages]
+    assert [len(row) for row in want[:3]] == [12_000, 12_000, 0]
+    for _ in range(2):
+        assert fm.lookup_many(messages) == want
+
+
 def test_lookups_from_threads() -> None:
     fm = seed_matcher("any")
     errors: list[BaseException] = []

@@ -69,19 +69,27 @@ def hits(crit: dict[str, Any], message: dict[str, Any]) -> int:
 
 
 @given(
-    subs=st.lists(st.tuples(criteria, modes, st.integers(0, 3)), max_size=12),
+    subs=st.lists(
+        st.tuples(criteria, modes, st.integers(0, 3) | st.sampled_from(["s", "t"]),
+                  st.booleans()),
+        max_size=12,
+    ),
     msgs=st.lists(messages, min_size=1, max_size=6),
 )
 def test_field_matcher_agrees_with_direct_evaluation(
-    subs: list[tuple[dict[str, Any], str | int, int]], msgs: list[dict[str, Any]],
+    subs: list[tuple[dict[str, Any], str | int, int | str, bool]], msgs: list[dict[str, Any]],
 ) -> None:
     fm = tm.FieldMatcher()
     held = []
-    for crit, mode, sub in subs:
+    dropped = []
+    for crit, mode, sub, drop in subs:
         n = threshold(crit, mode)
         if 1 <= n <= len(crit):
-            fm.subscribe({f: to_py(c) for f, c in crit.items()}, sub, mode=mode)
-            held.append((crit, n, sub))
+            sid = fm.subscribe({f: to_py(c) for f, c in crit.items()}, sub, mode=mode)
+            if drop:
+                dropped.append(sid)
+            else:
+                held.append((crit, n, sub))
         else:
             try:
                 fm.subscribe({f: to_py(c) for f, c in crit.items()}, sub, mode=mode)
@@ -89,9 +97,13 @@ def test_field_matcher_agrees_with_direct_evaluation(
                 pass
             else:
                 raise AssertionError(f"accepted k={mode} of {len(crit)}")
+    # Dropped after every subscribe: a subscriber can leave while its value is still held
+    # under other criteria (then it stays), or leave altogether.
+    for sid in dropped:
+        fm.unsubscribe(sid)
     for message in msgs:
         want = {sub for crit, n, sub in held if hits(crit, message) >= n}
-        want_hits: dict[int, int] = {}
+        want_hits: dict[int | str, int] = {}
         for crit, _, sub in held:
             h = hits(crit, message)
             if h:

@@ -27,9 +27,10 @@ use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use pyo3_arrow::input::AnyArray;
 use topicmatch_core::{Engine, SubscriberId};
 
+use crate::batch::{with_ids, KEPT_IDS};
 use crate::errors;
 use crate::gil;
-use crate::matcher::{with_ids, PyMatcher, KEPT_IDS};
+use crate::matcher::PyMatcher;
 
 /// An Arrow array held by topicmatch, exported through the Arrow `PyCapsule` interface:
 /// `pyarrow.array(x)`, `polars.Series(x)` and the like take it without a copy.
@@ -131,7 +132,7 @@ impl Signals {
 /// topics, and its ids still in cache when they are copied out (on ftm and the `crowds`
 /// fan-out set, 32 and 1,024 rows measured slower). Fewer where topics match thousands of
 /// subscribers: a window's ids stay within the thread's kept buffer
-/// ([`crate::matcher::KEPT_IDS`]), not a buffer of tens of megabytes faulted in on every call.
+/// ([`crate::batch::KEPT_IDS`]), not a buffer of tens of megabytes faulted in on every call.
 const WINDOW: usize = 256;
 
 /// The buffers of one window's batch, reused from window to window (the ids: the thread's

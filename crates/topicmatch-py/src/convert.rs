@@ -3,7 +3,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
-use topicmatch_core::{Dialect, Registry, Subscriber, SubscriberId};
+use topicmatch_core::{Dialect, Subscriber};
 
 use crate::errors;
 
@@ -90,18 +90,18 @@ pub fn subscription_id(obj: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     Ok(obj.extract::<u64>().ok())
 }
 
-/// The subscribers with these ids as Python objects, skipping any that has meanwhile left.
-/// Makes only `int` and `str` objects, which never runs the garbage collector, so it may run
-/// under the registry lock.
-pub fn subscriber_objects<'py>(
-    py: Python<'py>,
-    registry: &Registry,
-    ids: &[SubscriberId],
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    ids.iter()
-        .filter_map(|id| registry.get(*id))
-        .map(|s| subscriber_to_py(py, s))
-        .collect()
+/// A subscriber's canonical object, the one its matcher's object table keeps: the caller's
+/// own if it is an exact `str` or `int`, else an exact one of the same value (a subclass
+/// instance is not kept: it may carry state).
+pub fn canonical(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    value: &Subscriber,
+) -> PyResult<Py<PyAny>> {
+    if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyInt>() {
+        return Ok(obj.clone().unbind());
+    }
+    Ok(subscriber_to_py(py, value)?.unbind())
 }
 
 /// A subscriber as a Python object.

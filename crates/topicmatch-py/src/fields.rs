@@ -6,43 +6,36 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use topicmatch_core::fields::{FieldMatcher, FieldSubscription, Message};
-use topicmatch_core::SubscriberId;
 
-use crate::{convert, criteria, errors, gil, rows};
+use crate::objects::ObjectTable;
+use crate::{batch, convert, criteria, errors, gil, rows};
 
 /// Matches messages' fields against subscriptions' criteria.
 #[pyclass(frozen, name = "FieldMatcher", module = "topicmatch._native")]
 pub struct PyFieldMatcher {
     matcher: Arc<FieldMatcher>,
+    /// Every held subscriber's object, by subscriber id: results are made from it.
+    table: Arc<ObjectTable>,
     /// What a lookup costs, to decide whether to release the GIL.
     cost: gil::Cost,
 }
 
 impl PyFieldMatcher {
-    /// The subscribers of `ids`, which a lookup found while the caller's epoch pin was held
-    /// (so none has changed owner, see the core's `Registry`).
-    fn subscribers<'py>(
-        &self,
-        py: Python<'py>,
-        ids: &[SubscriberId],
-    ) -> PyResult<Bound<'py, PyList>> {
-        // The list is made after the registry lock is released: making it may run the garbage
-        // collector, and so a finalizer that subscribes or unsubscribes here.
-        let objects = self
-            .matcher
-            .with_registry(|registry| convert::subscriber_objects(py, registry, ids))?;
-        PyList::new(py, objects)
+    fn with_matcher(py: Python<'_>, matcher: FieldMatcher) -> PyResult<Self> {
+        let table = matcher.with_registry(|registry| ObjectTable::of(py, registry))?;
+        Ok(PyFieldMatcher {
+            matcher: Arc::new(matcher),
+            table: Arc::new(table),
+            cost: gil::Cost::default(),
+        })
     }
 }
 
 #[pymethods]
 impl PyFieldMatcher {
     #[new]
-    fn new() -> Self {
-        PyFieldMatcher {
-            matcher: Arc::new(FieldMatcher::new()),
-            cost: gil::Cost::default(),
-        }
+    fn new(py: Python<'_>) -> PyResult<Self> {
+        PyFieldMatcher::with_matcher(py, FieldMatcher::new())
     }
 
     /// Subscribes `subscriber` to messages meeting `criteria` in `mode` ("all", "any" or an
@@ -57,13 +50,26 @@ impl PyFieldMatcher {
     ) -> PyResult<u64> {
         let all = pyo3::types::PyString::new(criteria.py(), "all").into_any();
         let filter = criteria::filter(criteria, mode.unwrap_or(&all))?;
-        let subscriber = convert::subscriber(subscriber)?;
-        gil::guarded(|| Ok(self.matcher.subscribe(&filter, &subscriber)))
+        let value = convert::subscriber(subscriber)?;
+        let mut object = Some(convert::canonical(subscriber.py(), subscriber, &value)?);
+        let table = &self.table;
+        gil::guarded(|| {
+            Ok(self.matcher.subscribe_with(&filter, &value, &mut |id| {
+                if let Some(object) = object.take() {
+                    table.set(id, object);
+                }
+            }))
+        })
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.
     fn unsubscribe(&self, subscription_id: u64) -> PyResult<bool> {
-        gil::guarded(|| Ok(self.matcher.unsubscribe(subscription_id)))
+        let table = &self.table;
+        gil::guarded(|| {
+            Ok(self
+                .matcher
+                .unsubscribe_with(subscription_id, &mut |sub| table.clear(sub)))
+        })
     }
 
     /// The distinct subscribers whose criteria `message` meets.
@@ -74,13 +80,14 @@ impl PyFieldMatcher {
     ) -> PyResult<Bound<'py, PyList>> {
         let message = criteria::message(message)?;
         let matcher = &self.matcher;
-        let _pinned = crossbeam_epoch::pin();
+        // Pinned from before the lookup until the list holds its objects (see `objects`).
+        let guard = crossbeam_epoch::pin();
         let ids = self.cost.run(py, 1, || {
             let mut ids = Vec::new();
             matcher.lookup_into(&message, &mut ids);
             ids
         })?;
-        self.subscribers(py, &ids)
+        gil::guarded(|| rows::list(py, &self.table, &guard, &ids))
     }
 
     /// `lookup` for each message, in one call; the matching runs with the GIL released when
@@ -92,43 +99,17 @@ impl PyFieldMatcher {
         messages: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let messages: Vec<Message> = criteria::messages(messages)?;
-        let matcher = &self.matcher;
-        let _pinned = crossbeam_epoch::pin();
-        let out = PyList::empty(py);
-        let mut done = 0;
-        while done < messages.len() {
-            // Sized by what was measured so far, this call's parts included.
-            let size = self
-                .cost
-                .topics_for_ns(gil::PART_NS)
-                .min(messages.len() - done);
-            let part = &messages[done..done + size];
-            let (ids, ends) = self.cost.run(py, part.len(), || {
-                let mut ids = Vec::new();
-                let mut ends = Vec::with_capacity(part.len());
-                for message in part {
-                    matcher.lookup_into(message, &mut ids);
-                    ends.push(ids.len());
-                }
-                (ids, ends)
-            })?;
-            {
-                // Rows of ints and strs run no Python code: no collection either, so a signal
-                // waits for the check below.
-                let _paused = rows::GcPause::new(py);
-                let mut start = 0;
-                for end in ends {
-                    out.append(self.subscribers(py, &ids[start..end])?)?;
-                    start = end;
-                }
-            }
-            done += part.len();
-            if done < messages.len() {
-                // A handler's exception (Ctrl-C's) ends the batch; the rows made are dropped.
-                py.check_signals()?;
-            }
-        }
-        Ok(out)
+        let matcher = &*self.matcher;
+        batch::rows(
+            py,
+            &self.cost,
+            &self.table,
+            messages.len(),
+            |part, ids, ends| {
+                matcher.lookup_batch_into(&messages[part], ids, ends);
+                Ok(())
+            },
+        )
     }
 
     /// `{subscriber: number of criteria met}` for every subscriber with at least one met (the
@@ -140,17 +121,17 @@ impl PyFieldMatcher {
     ) -> PyResult<Bound<'py, PyDict>> {
         let message = criteria::message(message)?;
         let matcher = &self.matcher;
-        let _pinned = crossbeam_epoch::pin();
+        let guard = crossbeam_epoch::pin();
         let hits = self.cost.run(py, 1, || matcher.hits_ids(&message))?;
-        self.matcher.with_registry(|registry| {
-            let d = PyDict::new(py);
-            for (id, n) in hits {
-                if let Some(s) = registry.get(id) {
-                    d.set_item(convert::subscriber_to_py(py, s)?, n)?;
-                }
+        let d = PyDict::new(py);
+        for (id, n) in hits {
+            // A subscriber that left after the lookup still has its object: `guard` was pinned
+            // before it.
+            if let Some(object) = self.table.object(py, &guard, id) {
+                d.set_item(object, n)?;
             }
-            Ok(d)
-        })
+        }
+        Ok(d)
     }
 
     /// Every subscription as `(id, criteria, mode, subscriber)`, ordered by id.
@@ -195,6 +176,7 @@ type Pickled<'py> = (u64, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny
 #[pyfunction]
 #[pyo3(name = "_restore_field_matcher")]
 pub fn restore_field_matcher(
+    py: Python<'_>,
     subscriptions: Vec<Pickled<'_>>,
     next_id: u64,
 ) -> PyResult<PyFieldMatcher> {
@@ -209,8 +191,5 @@ pub fn restore_field_matcher(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let matcher = FieldMatcher::restore(&subs, next_id).map_err(errors::to_py)?;
-    Ok(PyFieldMatcher {
-        matcher: Arc::new(matcher),
-        cost: gil::Cost::default(),
-    })
+    PyFieldMatcher::with_matcher(py, matcher)
 }

@@ -7,6 +7,7 @@
 //! array indexed by that id ([`objects`]), so results are built by reference counting.
 
 mod arrow;
+mod batch;
 mod convert;
 mod criteria;
 mod errors;

@@ -5,18 +5,18 @@
 //! expects the work to pay for the hand-over), and the rows are built from the subscriber
 //! object table ([`ObjectTable`]) before the pin is dropped.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 use topicmatch_core::fields::{Filter, Message};
 use topicmatch_core::{
     Algorithm, Config, Dialect, Engine, GroupPolicy, Limits, SubscriberId, Subscription,
 };
 
+use crate::batch::with_ids;
 use crate::objects::ObjectTable;
-use crate::{arrow, convert, criteria, errors, gil, groups, rows, topics};
+use crate::{arrow, batch, convert, criteria, errors, gil, groups, rows, topics};
 
 /// Matches topics against wildcard subscriptions in one dialect with one algorithm.
 #[pyclass(frozen, name = "Matcher", module = "topicmatch._native")]
@@ -26,34 +26,6 @@ pub struct PyMatcher {
     table: Arc<ObjectTable>,
     /// What a lookup costs, to decide whether to release the GIL.
     cost: gil::Cost,
-}
-
-/// Ids a thread's lookups reuse; emptied, and kept only up to this many (4 MiB a thread, held
-/// until the thread ends: a batch of a thousand topics of 400 subscribers each).
-pub(crate) const KEPT_IDS: usize = 1 << 19;
-
-/// The ids of a part of a `lookup_many` batch: 2 MiB, mostly still in the cache when resolved
-/// to objects (`rows::resolve`) and when the part's rows are made. A batch of more is looked
-/// up, resolved and made into rows a part at a time, releasing the GIL for each part's lookup
-/// (topics of tens of thousands of subscribers each: every part's work takes milliseconds); a
-/// batch of hundreds of topics of hundreds each stays one part, as parts of 256 KiB made it 5%
-/// slower.
-const RESOLVED_IDS: usize = 1 << 18;
-
-thread_local! {
-    static IDS: Cell<Vec<SubscriberId>> = const { Cell::new(Vec::new()) };
-}
-
-/// Runs `f` with this thread's id buffer (empty), then keeps the buffer for the next call. A
-/// call nested inside `f` (none is expected) gets a buffer of its own.
-pub(crate) fn with_ids<R>(f: impl FnOnce(&mut Vec<SubscriberId>) -> R) -> R {
-    let mut ids = IDS.with(Cell::take);
-    ids.clear();
-    let out = f(&mut ids);
-    if ids.capacity() <= KEPT_IDS {
-        IDS.with(|kept| kept.set(ids));
-    }
-    out
 }
 
 fn limits_for(
@@ -70,28 +42,9 @@ fn limits_for(
     }
 }
 
-/// A subscriber's canonical object: the caller's own if it is an exact `str` or `int`, else an
-/// exact one of the same value (a subclass instance is not kept: it may carry state).
-fn canonical(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    value: &topicmatch_core::Subscriber,
-) -> PyResult<Py<PyAny>> {
-    if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyInt>() {
-        return Ok(obj.clone().unbind());
-    }
-    Ok(convert::subscriber_to_py(py, value)?.unbind())
-}
-
 impl PyMatcher {
     fn with_engine(py: Python<'_>, engine: Engine) -> PyResult<Self> {
-        let table = Arc::new(ObjectTable::default());
-        engine.with_registry(|registry| {
-            for (id, value) in registry.iter() {
-                table.set(id, convert::subscriber_to_py(py, value)?.unbind());
-            }
-            Ok::<(), PyErr>(())
-        })?;
+        let table = Arc::new(engine.with_registry(|registry| ObjectTable::of(py, registry))?);
         Ok(PyMatcher {
             engine: Arc::new(engine),
             table,
@@ -256,7 +209,7 @@ impl PyMatcher {
             }
         };
         let py = pattern.py();
-        let mut object = Some(canonical(py, subscriber_obj, &subscriber)?);
+        let mut object = Some(convert::canonical(py, subscriber_obj, &subscriber)?);
         let table = &self.table;
         gil::guarded(|| {
             self.engine
@@ -328,57 +281,27 @@ impl PyMatcher {
             Some(f) => Some(parallel_fields(f, topics.len())?),
             None => None,
         };
-        let (engine, table) = (&*self.engine, &*self.table);
+        let engine = &*self.engine;
         let strs = topics.strs(0..topics.len());
-        let guard = crossbeam_epoch::pin();
-        let mut rows = rows::Rows::new(py, strs.len())?;
-        // The thread's kept buffer: a batch's ids (megabytes on a high fan-out set) freed and
-        // allocated again on every call would cost page faults whenever the allocator has
-        // given the memory back to the system.
-        with_ids(|ids| {
-            let mut first = 0;
-            while first < strs.len() {
-                // Sized by what was measured so far, this call's parts included.
-                let part = self
-                    .cost
-                    .topics_for_ids(RESOLVED_IDS)
-                    .min(self.cost.topics_for_ns(gil::PART_NS))
-                    .min(strs.len() - first);
-                let topics = &strs[first..first + part];
-                let fields = fields.as_ref().map(|f| &f[first..first + topics.len()]);
-                let ends = self
-                    .cost
-                    .run(py, topics.len(), || {
-                        ids.clear();
-                        ids.reserve(self.cost.ids_capacity(topics.len()));
-                        let mut ends = Vec::with_capacity(topics.len());
-                        match fields {
-                            None => engine.lookup_batch_into(topics, ids, &mut ends)?,
-                            Some(fields) => {
-                                for (topic, message) in topics.iter().zip(fields) {
-                                    engine.lookup_fields_into(topic, message, ids)?;
-                                    ends.push(ids.len());
-                                }
-                            }
+        batch::rows(
+            py,
+            &self.cost,
+            &self.table,
+            strs.len(),
+            |part, ids, ends| {
+                let topics = &strs[part.clone()];
+                match &fields {
+                    None => engine.lookup_batch_into(topics, ids, ends),
+                    Some(fields) => {
+                        for (topic, message) in topics.iter().zip(&fields[part]) {
+                            engine.lookup_fields_into(topic, message, ids)?;
+                            ends.push(ids.len());
                         }
-                        // The objects' addresses, read with the GIL still released while the
-                        // ids are in the cache; `guard`, pinned on this thread since before the
-                        // lookup, keeps them alive until the rows hold them.
-                        rows::resolve(table, &crossbeam_epoch::pin(), ids);
-                        Ok(ends)
-                    })?
-                    .map_err(errors::to_py)?;
-                self.cost.record_ids(ids.len(), ends.len());
-                gil::guarded(|| rows.push(&guard, ids, &ends))?;
-                first += topics.len();
-                if first < strs.len() {
-                    // A signal that came during the part (Ctrl-C): its handler runs now, and
-                    // an exception it raises ends the batch, the rows made so far dropped.
-                    py.check_signals()?;
+                        Ok(())
+                    }
                 }
-            }
-            rows.finish()
-        })
+            },
+        )
     }
 
     /// `lookup` for every topic of an Arrow string array, plain or dictionary-encoded (any

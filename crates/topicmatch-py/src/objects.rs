@@ -2,10 +2,11 @@
 //! so a result is built by reference counting alone: one array read and one increment per
 //! delivered subscriber, no hashing, no lock.
 //!
-//! The table is passive: the engine calls [`ObjectTable::set`] when a subscriber id is handed
-//! out (before any lookup can find it) and [`ObjectTable::clear`] when its last subscription
-//! goes, both under the registry's lock. Readers pin the epoch collector (`crossbeam_epoch`)
-//! before the lookup and keep the pin until every object they read holds its own reference:
+//! The table is passive: its matcher (a `Matcher`'s engine, a `FieldMatcher`) calls
+//! [`ObjectTable::set`] when a subscriber id is handed out (before any lookup can find it) and
+//! [`ObjectTable::clear`] when its last subscription goes, both under the registry's lock.
+//! Readers pin the epoch collector (`crossbeam_epoch`) before the lookup and keep the pin until
+//! every object they read holds its own reference:
 //!
 //! - the slot array is replaced (never resized in place) when it grows, and the old one is
 //!   freed through the collector, so a pinned reader's array stays valid;
@@ -22,7 +23,9 @@ use crossbeam_epoch::{Atomic, Guard, Owned};
 use parking_lot::Mutex;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use topicmatch_core::SubscriberId;
+use topicmatch_core::{Registry, SubscriberId};
+
+use crate::convert;
 
 /// The objects' pointers, read by lookups; the references are owned by `ObjectTable::owners`
 /// (or, for a departed subscriber, by its pending `empty`).
@@ -65,6 +68,34 @@ impl ObjectTable {
         // SAFETY: the array is never null (made in `default`, replaced by `grow`), and one
         // loaded while pinned is freed only through the collector, after `guard` unpins.
         unsafe { shared.deref() }
+    }
+
+    /// Subscriber `id`'s object, if it has one: a new reference to an object the table held
+    /// while `guard` was pinned, which keeps it alive until then.
+    pub fn object<'py>(
+        &self,
+        py: Python<'py>,
+        guard: &Guard,
+        id: SubscriberId,
+    ) -> Option<Bound<'py, PyAny>> {
+        let object = self
+            .slots(guard)
+            .get(usize::try_from(id).ok()?)?
+            .load(Ordering::Acquire);
+        // SAFETY: the GIL is held (`py`), and a non-null object is alive: it was in the table
+        // while `guard` is pinned (see the module docs); `from_borrowed_ptr` takes a reference.
+        (!object.is_null()).then(|| unsafe { Bound::from_borrowed_ptr(py, object) })
+    }
+
+    /// A table of every subscriber `registry` holds (a matcher restored from a snapshot).
+    /// Makes only `int` and `str` objects, which never runs the garbage collector, so it may
+    /// run under the registry's lock.
+    pub fn of(py: Python<'_>, registry: &Registry) -> PyResult<Self> {
+        let table = ObjectTable::default();
+        for (id, value) in registry.iter() {
+            table.set(id, convert::subscriber_to_py(py, value)?.unbind());
+        }
+        Ok(table)
     }
 
     /// Stores `object` as subscriber `id`'s.
