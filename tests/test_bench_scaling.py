@@ -97,7 +97,8 @@ def test_fanout_workloads_have_hundreds_of_subscribers_per_topic(shape: str) -> 
 
 def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
     """A quick run of `python -m topicmatch.bench.boundary`: every delivery figure of every
-    fan-out shape, and the ftm ratios, come out as positive numbers in the JSON."""
+    fan-out shape, the ftm ratios and the field matcher's delivery come out as positive
+    numbers in the JSON."""
     out = tmp_path / "boundary.json"
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         boundary.main(["--quick", "--threads", "1", "2", "--passes", str(tmp_path / "none"),
@@ -112,6 +113,8 @@ def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
             assert math.isfinite(value) and value > 0, (shape, metric, value)
     assert figures[("ftm", "lookup/paho")] > 0
     assert figures[("ftm", "lookup_many/paho")] > 0
+    for metric in ("lookup_many per delivered", "lookup per delivered"):
+        assert figures[("fields-fanout", metric)] > 0, metric
     assert ("ftm", "core passes@1t") not in figures  # no binary: no core figure
     assert "fanout-crowds" in printed.getvalue()
 

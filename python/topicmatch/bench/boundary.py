@@ -8,7 +8,9 @@
   ``lookup_many`` against paho-mqtt's ``MQTTMatcher`` plus a set union there; ``lookup`` and
   ``lookup_arrow`` per delivered subscriber there;
 - ftm against paho-mqtt, per call (``lookup``) and per batch (``lookup_many``);
-- ftm with a tenth of the subscriptions in groups against none (``groups_figures``).
+- ftm with a tenth of the subscriptions in groups against none (``groups_figures``);
+- ``FieldMatcher`` per delivered subscriber on messages meeting thousands of subscribers
+  (``fields_figures``).
 
     python -m topicmatch.bench.boundary [--threads 1 2 4 8] [--quick] [--json FILE]
         [--algorithm NAME] [--cache-capacity N]
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import subprocess
 import time
@@ -216,6 +219,30 @@ def ftm_vs_paho(algorithm: str, repeats: int,
     ]
 
 
+def fields_figures(repeats: int) -> list[Record]:
+    """``FieldMatcher`` delivery: 20,000 subscribers on two fields in ``any`` mode, messages
+    meeting about 12,000 each; ``lookup_many`` of 100 messages and ``lookup`` of each, per
+    delivered subscriber, beside CPython copying the same rows."""
+    rng = random.Random(5)
+    fm = tm.FieldMatcher()
+    for i in range(20_000):
+        fm.subscribe({"region": f"r{i % 4}", "kind": rng.choice("ab")}, i, mode="any")
+    messages = [{"region": f"r{i % 4}", "kind": "a"} for i in range(100)]
+    rows = fm.lookup_many(messages)
+    delivered = sum(map(len, rows))
+    many, single, floor = best_of_each(
+        repeats, lambda: fm.lookup_many(messages), lambda: [fm.lookup(m) for m in messages],
+        lambda: [row.copy() for row in rows], in_a_row=1)
+    floor_ns = floor / delivered * 1e9
+    return [
+        Record("fields", "fields-fanout", "lookup_many per delivered",
+               many / delivered * 1e9, "ns",
+               note=f"{delivered // len(messages)} a message; list floor {floor_ns:.2f} ns"),
+        Record("fields", "fields-fanout", "lookup per delivered", single / delivered * 1e9,
+               "ns", note="one call a message"),
+    ]
+
+
 def groups_figures(algorithm: str, repeats: int) -> list[Record]:
     """ftm with every tenth subscription in a group (``g0``-``g2`` by position, as the Rust
     ``groups`` bench) against the same subscriptions without groups: the time of ``lookup``
@@ -278,7 +305,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     extra = [*arrow_vs_core(args.algorithm, repeats, args.passes),
              *fanout_figures(args.algorithm, repeats, args.cache_capacity),
              *ftm_vs_paho(args.algorithm, repeats, args.cache_capacity),
-             *groups_figures(args.algorithm, repeats)]
+             *groups_figures(args.algorithm, repeats),
+             *fields_figures(repeats)]
     print(render(extra))
     records.extend(extra)
     if args.json:
