@@ -484,5 +484,36 @@ fn batch_lookup_resolves_where_subscriptions() {
             .unwrap();
         assert_eq!(ends, vec![1, 1], "{algorithm:?}");
         assert_eq!(m.resolve(&out), vec![s("all")]);
+        // With each topic's message: the filtered subscription where its criteria are met.
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        let messages = [
+            Message::new().with("currency", "EUR"),
+            Message::new().with("currency", "USD"),
+            Message::new().with("currency", "EUR"),
+        ];
+        m.lookup_batch_fields_into(
+            &["forex.spot", "forex.spot", "bonds"],
+            &messages,
+            &mut out,
+            &mut ends,
+        )
+        .unwrap();
+        assert_eq!(ends, vec![2, 3, 3], "{algorithm:?}");
+        assert_eq!(names(m.resolve(&out[..2])), vec![s("all"), s("eur-desk")]);
+        assert_eq!(m.resolve(&out[2..]), vec![s("all")]);
+        // A topic over the limit: the rows before it, and its error.
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        let long = "x".repeat(Limits::for_dialect(Dialect::Amqp).max_topic_bytes + 1);
+        let err = m
+            .lookup_batch_fields_into(&["forex.spot", &long], &messages[..2], &mut out, &mut ends)
+            .unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded { .. }), "{err:?}");
+        assert_eq!(ends, vec![2], "{algorithm:?}");
+        // As many messages as topics, or nothing.
+        let err = m
+            .lookup_batch_fields_into(&["bonds"], &messages, &mut out, &mut ends)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        assert_eq!(ends, vec![2], "nothing pushed");
     }
 }

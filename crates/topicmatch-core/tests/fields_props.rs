@@ -363,6 +363,22 @@ proptest! {
                 prop_assert_eq!(got.len(), want.len(), "{} duplicates in {:?}", algorithm, got);
                 prop_assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "{} {} {:?}", algorithm, topic, fields);
             }
+            // The batch with each topic's message gives each topic's row as one lookup does.
+            let topics: Vec<&str> = lookups.iter().map(|(t, _)| *t).collect();
+            let messages: Vec<_> = lookups.iter().map(|(_, f)| to_message(f)).collect();
+            let (mut out, mut ends) = (Vec::new(), Vec::new());
+            m.lookup_batch_fields_into(&topics, &messages, &mut out, &mut ends).unwrap();
+            prop_assert_eq!(ends.len(), topics.len());
+            let mut start = 0;
+            for ((topic, message), &end) in topics.iter().zip(&messages).zip(&ends) {
+                let mut one = Vec::new();
+                m.lookup_fields_into(topic, message, &mut one).unwrap();
+                let mut row = out[start..end].to_vec();
+                row.sort_unstable();
+                one.sort_unstable();
+                prop_assert_eq!(row, one, "{} {}", algorithm, topic);
+                start = end;
+            }
         }
     }
 }

@@ -528,39 +528,71 @@ impl Engine {
             }
             out.truncate(out_start);
             ends.truncate(ends_start);
-        } else if self.filters.is_empty() {
-            // Groups only: the algorithm's batch path under one pin (held since before the walk,
-            // as `pick_tail` needs), then each topic's picks.
-            let pinned = groups::pin();
-            let mut found = Vec::with_capacity(out.capacity() - out.len());
-            let mut found_ends = Vec::with_capacity(topics.len());
-            let walked = self
-                .matcher
-                .lookup_batch_into(topics, &mut found, &mut found_ends);
-            if groups::any_filtered(&found) {
-                // A filtered subscription came meanwhile: the per-topic way below resolves
-                // both (its pins nest in this one).
-            } else {
-                let mut from = 0;
-                for (topic, &end) in topics.iter().zip(&found_ends) {
-                    let start = out.len();
-                    out.extend_from_slice(&found[from..end]);
-                    if any_synthetic(&out[start..]) {
-                        self.groups.pick_tail(&pinned, topic, out, start);
-                    }
-                    ends.push(out.len());
-                    from = end;
-                }
-                // The topics walked before an invalid one have their rows.
-                return walked;
-            }
         }
         let none = Message::new();
-        for topic in topics {
-            self.lookup_fields_into(topic, &none, out)?;
-            ends.push(out.len());
+        self.lookup_batch_resolving(topics, |_| &none, out, ends)
+    }
+
+    /// [`lookup_batch_into`](Self::lookup_batch_into) with each topic's message: topic `i`'s
+    /// subscribers whose criteria, if any, `fields[i]` meets, as
+    /// [`lookup_fields_into`](Self::lookup_fields_into) finds them, through the algorithm's
+    /// batch path. Fails if `fields` has another length than `topics`, pushing nothing.
+    pub fn lookup_batch_fields_into(
+        &self,
+        topics: &[&str],
+        fields: &[Message],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        if fields.len() != topics.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} field messages for {} topics",
+                fields.len(),
+                topics.len()
+            )));
         }
-        Ok(())
+        self.lookup_batch_resolving(topics, |i| &fields[i], out, ends)
+    }
+
+    /// The algorithm's batch path under one pin (held since before the walk, as picking a
+    /// group's member needs), then each topic's synthetic ids resolved with its message
+    /// (`fields(i)` for topic `i`), as [`lookup_fields_into`](Self::lookup_fields_into) does.
+    fn lookup_batch_resolving<'m>(
+        &self,
+        topics: &[&str],
+        fields: impl Fn(usize) -> &'m Message,
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        let pinned = groups::pin();
+        let mut found = Vec::with_capacity(out.capacity() - out.len());
+        let mut found_ends = Vec::with_capacity(topics.len());
+        let walked = if self.groups.is_empty() {
+            // As in `lookup_fields_into`: resolving a synthetic id de-duplicates the tail.
+            let distinct = || self.several.load(Ordering::SeqCst) == 0;
+            self.matcher
+                .lookup_batch_distinct_into(topics, &mut found, &mut found_ends, &distinct)
+        } else {
+            self.matcher
+                .lookup_batch_into(topics, &mut found, &mut found_ends)
+        };
+        let mut from = 0;
+        for (i, (topic, &end)) in topics.iter().zip(&found_ends).enumerate() {
+            let start = out.len();
+            out.extend_from_slice(&found[from..end]);
+            if any_synthetic(&out[start..]) {
+                if self.filters.is_empty() && !groups::any_filtered(&out[start..]) {
+                    // Only groups: their picks are de-duplicated as they are made.
+                    self.groups.pick_tail(&pinned, topic, out, start);
+                } else {
+                    self.resolve_synthetic(&pinned, topic, out, start, fields(i));
+                }
+            }
+            ends.push(out.len());
+            from = end;
+        }
+        // The topics walked before an invalid one have their rows.
+        walked
     }
 
     /// Whether every lookup of a topic without fields gives the same answer while the
