@@ -293,11 +293,7 @@ impl PyMatcher {
                 match &fields {
                     None => engine.lookup_batch_into(topics, ids, ends),
                     Some(fields) => {
-                        for (topic, message) in topics.iter().zip(&fields[part]) {
-                            engine.lookup_fields_into(topic, message, ids)?;
-                            ends.push(ids.len());
-                        }
-                        Ok(())
+                        engine.lookup_batch_fields_into(topics, &fields[part], ids, ends)
                     }
                 }
             },

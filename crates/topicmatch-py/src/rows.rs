@@ -10,7 +10,6 @@
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crossbeam_epoch::Guard;
-use pyo3::exceptions::PyMemoryError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -151,11 +150,11 @@ fn unfilled_list(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyList>> {
         let bytes = len
             .checked_mul(std::mem::size_of::<*mut ffi::PyObject>())
             .filter(|&bytes| ffi::Py_ssize_t::try_from(bytes).is_ok())
-            .ok_or_else(|| PyMemoryError::new_err(()))?;
+            .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err(()))?;
         // SAFETY: the GIL is held (`py`).
         let items = unsafe { ffi::PyMem_Malloc(bytes) }.cast::<*mut ffi::PyObject>();
         if items.is_null() {
-            return Err(PyMemoryError::new_err(()));
+            return Err(pyo3::exceptions::PyMemoryError::new_err(()));
         }
         // SAFETY: `list` is a new empty list, not shared yet, whose item array is null
         // (`PyList_New(0)`); it owns `items` from here on.
