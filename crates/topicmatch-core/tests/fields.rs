@@ -290,6 +290,21 @@ fn concurrent_lookups_see_consistent_results() {
 }
 
 #[test]
+fn a_message_built_from_distinct_names_reads_as_one_set_field_by_field() {
+    let mut built = Message::with_capacity(3);
+    built.push_new("currency", Some("EUR".into()));
+    built.push_new("urgent", None);
+    built.push_new("amount", Some(Value::from(5)));
+    let set = Message::new()
+        .with("currency", "EUR")
+        .with_opaque("urgent")
+        .with("amount", 5);
+    assert_eq!(built, set);
+    let fm = seed_matcher(Mode::Any);
+    assert_eq!(names(fm.lookup(&built)), names(fm.lookup(&set)));
+}
+
+#[test]
 fn a_long_batch_equals_one_by_one() {
     // More messages than one read of the lock covers, some matching nobody.
     let fm = FieldMatcher::new();

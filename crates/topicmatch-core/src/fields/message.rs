@@ -24,6 +24,22 @@ impl Message {
         }
     }
 
+    /// A message without fields, with room for `fields` of them.
+    pub fn with_capacity(fields: usize) -> Self {
+        Message {
+            fields: Vec::with_capacity(fields),
+        }
+    }
+
+    /// Adds `field`, which the caller knows is not set yet (a key of a mapping whose keys are
+    /// distinct), without looking for it: [`set`](Self::set) compares it with every field
+    /// before, a quadratic cost on a message of many fields. A name given twice is kept twice,
+    /// and lookups find its first value.
+    pub fn push_new(&mut self, field: &str, value: Option<Value>) {
+        debug_assert!(self.get(field).is_none(), "{field:?} is set already");
+        self.fields.push((field.into(), value));
+    }
+
     /// This message with `field` set to `value`.
     #[must_use]
     pub fn with(mut self, field: &str, value: impl Into<Value>) -> Self {
