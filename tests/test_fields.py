@@ -184,6 +184,25 @@ def test_pickle_keeps_criteria_modes_ids_and_subscribers() -> None:
     assert back.unsubscribe(ids[1]) is True
 
 
+def test_a_message_field_given_twice_keeps_its_last_value() -> None:
+    # A `str` subclass may hash apart from an equal text: a dict then holds both keys.
+    class Odd(str):
+        __slots__ = ()
+
+        def __hash__(self) -> int:
+            return 12345
+
+    fm = tm.FieldMatcher()
+    fm.subscribe({"k": 1}, "one")
+    fm.subscribe({"k": 2}, "two")
+    for message, want in [({"k": 1, Odd("k"): 2}, ["two"]), ({Odd("k"): 2, "k": 1}, ["one"]),
+                          ({"j": 0, "k": 1, Odd("k"): 2, "l": 0}, ["two"])]:
+        assert len(message) >= 2
+        assert fm.lookup(message) == want, message
+        assert fm.lookup_many([message]) == [want], message
+        assert fm.hits(message) == {want[0]: 1}, message
+
+
 def test_results_are_the_subscribed_objects() -> None:
     fm = tm.FieldMatcher()
     big, name = 2**62 + 7, "".join(["sub", "scriber"])

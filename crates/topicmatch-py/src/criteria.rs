@@ -244,15 +244,20 @@ fn str_items<'py>(
     pairs
         .into_iter()
         .map(|(k, v)| {
-            let k = k.cast_into::<PyString>().map_err(|e| {
-                PyTypeError::new_err(format!(
-                    "{what} keys must be str, not {}",
-                    type_name(e.into_inner().as_any())
-                ))
-            })?;
+            let k = k
+                .cast_into::<PyString>()
+                .map_err(|e| not_str_key(what, e))?;
             Ok((k, v))
         })
         .collect()
+}
+
+/// The error for a key of `what` that is not a `str`.
+fn not_str_key(what: &str, e: pyo3::CastIntoError<'_>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{what} keys must be str, not {}",
+        type_name(e.into_inner().as_any())
+    ))
 }
 
 /// A filter from a criteria mapping and a mode.
@@ -270,6 +275,28 @@ pub fn filter(criteria: &Bound<'_, PyAny>, mode_obj: &Bound<'_, PyAny>) -> PyRes
 /// A message from a mapping of str keys. Keys that are not valid UTF-8 cannot be named by any
 /// criterion, so they are left out.
 pub fn message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
+    if let Ok(d) = obj.cast_exact::<PyDict>() {
+        // The common case, read in place: a dict's exact `str` keys are distinct texts, so
+        // each is added without a search. A `str` subclass may hash apart from an equal text:
+        // from the first one on, each field is set (the last value of a text wins), as for
+        // other mappings; keys that are not `str` are refused as below.
+        let mut out = Message::with_capacity(d.len());
+        let mut distinct = true;
+        for (k, v) in d.iter() {
+            distinct &= k.is_exact_instance_of::<PyString>();
+            let k = k
+                .cast_into::<PyString>()
+                .map_err(|e| not_str_key("a message", e))?;
+            if let Ok(field) = k.to_str() {
+                if distinct {
+                    out.push_new(field, message_value(&v));
+                } else {
+                    out.set(field, message_value(&v));
+                }
+            }
+        }
+        return Ok(out);
+    }
     let mut out = Message::new();
     for (k, v) in str_items(obj, "a message")? {
         if let Ok(field) = k.to_str() {
