@@ -8,6 +8,13 @@
 //! it. So a lookup that pins before it walks and stays pinned until it has resolved the ids it
 //! found resolves each to the subscriber the walk found, even one that left meanwhile (a
 //! group's chosen member among them: the message is not lost).
+//!
+//! A subscriber that comes back before its id is reclaimed gets the same id again. A walk
+//! does not see one instant: pinned before the subscriber left, it may find it under a pattern
+//! it held then and under one it took after it came back. Under two ids, the lookup would
+//! give the subscriber twice; under one, its de-duplication removes the second (and the count
+//! of subscribers held twice, [`Registry::several`], rises for the return as for a second
+//! subscription, so that a lookup skipping de-duplication does not skip it then).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -63,6 +70,12 @@ pub struct Registry {
     /// Ids whose subscriber left, handed here by the epoch collector once no thread pinned
     /// when it left is still pinned.
     released: Arc<Mutex<Vec<SubscriberId>>>,
+    /// The subscribers that left and whose ids are not reclaimed yet: one that comes back
+    /// gets its id again ([`Registry::acquire_new`]).
+    left: FxHashMap<Subscriber, SubscriberId>,
+    /// By id: how many of its releases the epoch collector holds (a subscriber that came
+    /// back and left again has two): the id is free once none is left and it is not held.
+    retiring: Vec<u32>,
     /// How many subscribers hold two subscriptions or more ([`Registry::several`]).
     several: Arc<AtomicUsize>,
 }
@@ -79,6 +92,18 @@ impl Registry {
             }
             return (*id, false);
         }
+        if let Some(id) = self.left.remove(subscriber) {
+            // It left so recently that a lookup pinned then may still find it under a pattern
+            // it held: back under the same id, such a lookup finds one id, which its
+            // de-duplication removes, where a new id would give the subscriber twice. That
+            // lookup may find it under an old pattern and a new one while it never held two
+            // at once: the count of subscribers held twice rises as for a second
+            // subscription, and falls once every thread pinned now has unpinned.
+            self.ids.insert(subscriber.clone(), (id, 1));
+            self.several.fetch_add(1, Ordering::SeqCst);
+            self.lower_several();
+            return (id, true);
+        }
         let id = self.take_id();
         self.ids.insert(subscriber.clone(), (id, 1));
         self.values[id as usize] = Some(subscriber.clone());
@@ -93,16 +118,25 @@ impl Registry {
     /// A free id: a released one if any, else the next past the end.
     fn take_id(&mut self) -> SubscriberId {
         if self.free.is_empty() {
-            std::mem::swap(&mut self.free, &mut self.released.lock());
-            // No lookup can still resolve these: forget the subscribers that left.
-            for &id in &self.free {
-                self.values[id as usize] = None;
+            let released = std::mem::take(&mut *self.released.lock());
+            for id in released {
+                let at = id as usize;
+                self.retiring[at] -= 1;
+                // Free once its last release is back and its subscriber did not come back:
+                // no lookup can still resolve it, so the subscriber that left is forgotten.
+                if self.retiring[at] == 0 && !self.is_live(id) {
+                    if let Some(value) = self.values[at].take() {
+                        self.left.remove(&value);
+                    }
+                    self.free.push(id);
+                }
             }
         }
         if let Some(id) = self.free.pop() {
             return id;
         }
         self.values.push(None);
+        self.retiring.push(0);
         (self.values.len() - 1) as SubscriberId
     }
 
@@ -126,13 +160,15 @@ impl Registry {
         let value = value.clone();
         self.ids.remove(&value);
         crate::matcher::shrink_if_sparse(&mut self.ids);
+        self.left.insert(value, id);
         self.retire(id);
         true
     }
 
     /// Hands `id` to the epoch collector, which gives it back once every thread pinned now
     /// has unpinned (under loom, never: an id is not reused).
-    fn retire(&self, id: SubscriberId) {
+    fn retire(&mut self, id: SubscriberId) {
+        self.retiring[id as usize] += 1;
         let released = Arc::clone(&self.released);
         after_pins(move || released.lock().push(id));
     }
@@ -239,5 +275,57 @@ mod tests {
         }
         assert!(reused.is_some(), "a's id was never reused");
         assert!(r.id_bound() < 10_000);
+    }
+
+    #[test]
+    fn a_subscriber_back_before_its_id_is_reclaimed_gets_it_again() {
+        let a = Subscriber::from("a");
+        let mut r = Registry::default();
+        let id = r.acquire(&a);
+        let several = r.several();
+        {
+            // A lookup pinned before `a` leaves may find it under a pattern it held then.
+            let pinned = crossbeam_epoch::pin();
+            assert!(r.release(id));
+            assert_eq!(r.acquire_new(&a), (id, true), "back under the id it left");
+            assert!(r.is_live(id));
+            assert_eq!(
+                several.load(Ordering::SeqCst),
+                1,
+                "the pinned lookup may find it under an old pattern and a new one"
+            );
+            // Gone and back once more: two releases of the id are with the collector.
+            assert!(r.release(id));
+            assert_eq!(r.acquire_new(&a), (id, true));
+            drop(pinned);
+        }
+        // Both releases come back while `a` holds its id: it stays `a`'s, and the count falls.
+        for i in 0..10_000 {
+            crossbeam_epoch::pin().flush();
+            let (other, new) = r.acquire_new(&Subscriber::Int(i));
+            assert!(new);
+            assert_ne!(other, id, "a's id handed out while a holds it");
+            if several.load(Ordering::SeqCst) == 0 && r.retiring[id as usize] == 0 {
+                break;
+            }
+        }
+        assert_eq!(several.load(Ordering::SeqCst), 0);
+        assert_eq!(r.retiring[id as usize], 0);
+        assert_eq!(r.get(id), Some(&a));
+        // Once `a` leaves for good, its id is reused, and `a` coming back later gets a new one.
+        assert!(r.release(id));
+        let mut reused = false;
+        for i in 10_000..20_000 {
+            crossbeam_epoch::pin().flush();
+            if r.acquire(&Subscriber::Int(i)) == id {
+                reused = true;
+                break;
+            }
+        }
+        assert!(reused, "a's id was never reused");
+        assert!(r.left.is_empty(), "the subscribers that left were forgotten");
+        let (again, new) = r.acquire_new(&a);
+        assert!(new);
+        assert_ne!(again, id);
     }
 }

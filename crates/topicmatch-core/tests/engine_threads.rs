@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
 use common::{engine, sorted};
@@ -242,5 +243,69 @@ fn rows_stay_distinct_while_subscribers_gain_and_lose_a_second_pattern() {
             }
         });
         assert_eq!(m.len(), 2 * SUBSCRIBERS as usize, "{algorithm:?}");
+    }
+}
+
+/// One thread subscribes and unsubscribes (subscriber, pattern) pairs at random, so each
+/// subscriber leaves altogether and comes back again and again, while readers look up batches
+/// and resolve them under their pin: a lookup that found a subscriber under a pattern it held
+/// before it left and one it took after it came back finds one id (it came back under the id
+/// it left), so every row holds each subscriber value once.
+#[test]
+fn rows_stay_distinct_while_subscribers_leave_and_come_back() {
+    const CHANGES: usize = 60_000;
+    const READERS: usize = 3;
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        for k in 0..4 {
+            let keep = Subscriber::from(format!("keep{k}").as_str());
+            m.subscribe(&format!("k.{k}.#"), &keep).unwrap();
+        }
+        let comers = [
+            Subscriber::from("a"),
+            Subscriber::from("b"),
+            Subscriber::Int(1 << 40),
+            Subscriber::Int((1 << 40) + 1),
+        ];
+        let patterns = ["k.*.x", "k.#", "#.x", "k.1.x"];
+        let probes = ["k.0.x", "k.1.x", "k.2.y", "k.3"];
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..READERS {
+                s.spawn(|| {
+                    let (mut ids, mut ends) = (Vec::new(), Vec::new());
+                    while !done.load(Ordering::Relaxed) {
+                        // Pinned from the lookup to the resolution, as the binding is.
+                        let _pinned = crossbeam_epoch::pin();
+                        ids.clear();
+                        ends.clear();
+                        m.lookup_batch_into(&probes, &mut ids, &mut ends).unwrap();
+                        let mut from = 0;
+                        for (topic, &end) in probes.iter().zip(&ends) {
+                            let row = m.resolve(&ids[from..end]);
+                            let distinct: BTreeSet<_> = row.iter().collect();
+                            assert_eq!(distinct.len(), row.len(), "{algorithm:?} {topic}: {row:?}");
+                            from = end;
+                        }
+                    }
+                });
+            }
+            let mut held: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            for _ in 0..CHANGES {
+                // xorshift64: a pair at random.
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let pair = ((x % 4) as usize, ((x >> 8) % 4) as usize);
+                if let Some(id) = held.remove(&pair) {
+                    assert!(m.unsubscribe(id));
+                } else {
+                    let id = m.subscribe(patterns[pair.1], &comers[pair.0]).unwrap();
+                    held.insert(pair, id);
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+        });
     }
 }
