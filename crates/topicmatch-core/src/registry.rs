@@ -323,7 +323,10 @@ mod tests {
             }
         }
         assert!(reused, "a's id was never reused");
-        assert!(r.left.is_empty(), "the subscribers that left were forgotten");
+        assert!(
+            r.left.is_empty(),
+            "the subscribers that left were forgotten"
+        );
         let (again, new) = r.acquire_new(&a);
         assert!(new);
         assert_ne!(again, id);
