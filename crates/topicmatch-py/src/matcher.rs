@@ -68,17 +68,10 @@ impl PyMatcher {
                 .map(|id| r.is_live(id as SubscriberId))
                 .collect()
         });
-        let slots = self.table.slots(&guard);
         let list = PyList::empty(py);
-        for (slot, live) in slots.iter().zip(live) {
-            let object = slot.load(std::sync::atomic::Ordering::Acquire);
-            if object.is_null() || !live {
-                list.append(py.None())?;
-            } else {
-                // SAFETY: the GIL is held and the object is alive: it was in the table while
-                // `guard` is pinned (see `objects`); `from_borrowed_ptr` takes a reference.
-                list.append(unsafe { Bound::<PyAny>::from_borrowed_ptr(py, object) })?;
-            }
+        for (id, live) in (0..).zip(live) {
+            // None for an id whose subscriber left.
+            list.append(live.then(|| self.table.object(py, &guard, id)).flatten())?;
         }
         Ok(list)
     }
