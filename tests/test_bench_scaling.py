@@ -5,6 +5,7 @@ benchmark reports every figure it names."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import math
@@ -215,3 +216,45 @@ def test_each_thread_calls_through_its_own_bound_method(monkeypatch: pytest.Monk
     rate, _ = scaling.one_run(m, batches, 3, 2, "lookup")
     assert rate > 0
     assert len(made) == 3 and len(set(made)) == 3
+
+
+def _thread_batches() -> Any:
+    path = Path(__file__).resolve().parents[1] / "benches" / "scripts" / "thread_batches.py"
+    spec = importlib.util.spec_from_file_location("thread_batches", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_thread_batches_script_gives_each_thread_its_own_equal_objects() -> None:
+    """`benches/scripts/thread_batches.py`'s own copies are equal to the batches and share
+    no object with them or with each other: topics for `lookup_many`, arrays (and their
+    buffers) for `lookup_arrow`."""
+    script = _thread_batches()
+    batches = scaling.batches_of(ftm_messages()[:300], 100)
+    lists = script.copies("lookup_many", batches, 2)
+    assert lists[0] == lists[1] == [list(b) for b in batches]
+    assert all(a is not b and a is not c
+               for b0, b1, bs in zip(lists[0], lists[1], batches)
+               for a, b, c in zip(b0, b1, bs))
+    arrays = script.copies("lookup_arrow", batches, 2)
+    for a0, a1, b in zip(arrays[0], arrays[1], batches):
+        assert a0.to_pylist() == a1.to_pylist() == list(b)
+        assert a0.buffers()[2].address != a1.buffers()[2].address
+
+
+def test_the_thread_batches_script_reports_both_ways_of_both_calls() -> None:
+    """The script (BENCHMARKS cites its figures) runs and reports, per call and batch size,
+    the shared and the own batches at each thread count asked for, against one thread."""
+    script = Path(__file__).resolve().parents[1] / "benches" / "scripts" / "thread_batches.py"
+    result = subprocess.run([sys.executable, str(script), "--threads", "2", "--repeats", "1"],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        (call, batch, way) for call in ("lookup_arrow", "lookup_many")
+        for batch in ("1000", "10000") for way in ("shared", "own")]
+    for r in rows:
+        assert r[4] == "1t" and float(r[5]) > 0 and r[6] == "M/s"
+        assert r[7] == "2t" and float(r[8].rstrip("x")) > 0
