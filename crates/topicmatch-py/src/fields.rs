@@ -51,15 +51,10 @@ impl PyFieldMatcher {
         let all = pyo3::types::PyString::new(criteria.py(), "all").into_any();
         let filter = criteria::filter(criteria, mode.unwrap_or(&all))?;
         let value = convert::subscriber(subscriber)?;
-        let mut object = Some(convert::canonical(subscriber.py(), subscriber, &value)?);
-        let table = &self.table;
-        gil::guarded(|| {
-            Ok(self.matcher.subscribe_with(&filter, &value, &mut |id| {
-                if let Some(object) = object.take() {
-                    table.set(id, object);
-                }
-            }))
-        })
+        let mut joining =
+            self.table
+                .joining(convert::canonical(subscriber.py(), subscriber, &value)?);
+        gil::guarded(|| Ok(self.matcher.subscribe_with(&filter, &value, &mut joining)))
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.

@@ -202,8 +202,9 @@ impl PyMatcher {
             }
         };
         let py = pattern.py();
-        let mut object = Some(convert::canonical(py, subscriber_obj, &subscriber)?);
-        let table = &self.table;
+        let mut joining = self
+            .table
+            .joining(convert::canonical(py, subscriber_obj, &subscriber)?);
         gil::guarded(|| {
             self.engine
                 .subscribe_with(
@@ -211,11 +212,7 @@ impl PyMatcher {
                     &subscriber,
                     filter.as_ref(),
                     group.as_deref(),
-                    &mut |id| {
-                        if let Some(object) = object.take() {
-                            table.set(id, object);
-                        }
-                    },
+                    &mut joining,
                 )
                 .map_err(errors::to_py)
         })

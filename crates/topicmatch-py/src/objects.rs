@@ -121,6 +121,18 @@ impl ObjectTable {
         }
     }
 
+    /// The callback a subscribe passes to the core for a subscriber joining (called with its
+    /// new id, under the core's write lock, only when the subscriber held no subscription):
+    /// stores `object` as that subscriber's, once.
+    pub fn joining(&self, object: Py<PyAny>) -> impl FnMut(SubscriberId) + '_ {
+        let mut object = Some(object);
+        move |id| {
+            if let Some(object) = object.take() {
+                self.set(id, object);
+            }
+        }
+    }
+
     /// Empties subscriber `id`'s slot, and releases its object, once no thread pinned now can
     /// still be reading it (the subscriber left).
     pub fn clear(self: &Arc<Self>, id: SubscriberId) {
