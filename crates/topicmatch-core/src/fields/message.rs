@@ -1,13 +1,23 @@
 //! A message's fields, as criteria see them.
 
+use std::fmt;
+
 use crate::fields::value::Value;
 
 /// The fields of one message: distinct names, each with a value or, for a value of a kind no
 /// criterion can name (a Python `None`, bytes, a list...), `None`: such a field is present
 /// (it meets `Present`) but equals nothing and compares with nothing.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// The names share one buffer, so that a message of n fields costs two allocations however
+/// many fields it has, and none for names when it is [cleared](Message::clear) and filled
+/// again.
+#[derive(Clone, Default, PartialEq)]
 pub struct Message {
-    fields: Vec<(Box<str>, Option<Value>)>,
+    /// Every field's name, one after the other.
+    names: String,
+    /// Per field, where its name ends in `names` (it starts where the one before ends), and
+    /// its value.
+    fields: Vec<(usize, Option<Value>)>,
 }
 
 impl Message {
@@ -18,15 +28,16 @@ impl Message {
 
     /// Sets `field` to `value`, replacing an earlier value of the same field.
     pub fn set(&mut self, field: &str, value: Option<Value>) {
-        match self.fields.iter_mut().find(|(f, _)| &**f == field) {
-            Some(slot) => slot.1 = value,
-            None => self.fields.push((field.into(), value)),
+        match self.position(field) {
+            Some(at) => self.fields[at].1 = value,
+            None => self.push(field, value),
         }
     }
 
     /// A message without fields, with room for `fields` of them.
     pub fn with_capacity(fields: usize) -> Self {
         Message {
+            names: String::with_capacity(fields * 8),
             fields: Vec::with_capacity(fields),
         }
     }
@@ -37,7 +48,13 @@ impl Message {
     /// and lookups find its first value.
     pub fn push_new(&mut self, field: &str, value: Option<Value>) {
         debug_assert!(self.get(field).is_none(), "{field:?} is set already");
-        self.fields.push((field.into(), value));
+        self.push(field, value);
+    }
+
+    /// Removes every field, keeping the room they took.
+    pub fn clear(&mut self) {
+        self.names.clear();
+        self.fields.clear();
     }
 
     /// This message with `field` set to `value`.
@@ -56,15 +73,28 @@ impl Message {
 
     /// The field's value: `None` if absent, `Some(None)` if present but opaque.
     pub fn get(&self, field: &str) -> Option<Option<&Value>> {
-        self.fields
-            .iter()
-            .find(|(f, _)| &**f == field)
-            .map(|(_, v)| v.as_ref())
+        self.position(field).map(|at| self.fields[at].1.as_ref())
     }
 
     /// Every field, in the order set.
     pub fn iter(&self) -> impl Iterator<Item = (&str, Option<&Value>)> {
-        self.fields.iter().map(|(f, v)| (&**f, v.as_ref()))
+        let mut start = 0;
+        self.fields.iter().map(move |(end, v)| {
+            let name = &self.names[start..*end];
+            start = *end;
+            (name, v.as_ref())
+        })
+    }
+
+    /// The index of the first field named `field`.
+    fn position(&self, field: &str) -> Option<usize> {
+        self.iter().position(|(name, _)| name == field)
+    }
+
+    /// Adds `field` after the others.
+    fn push(&mut self, field: &str, value: Option<Value>) {
+        self.names.push_str(field);
+        self.fields.push((self.names.len(), value));
     }
 
     /// How many fields.
@@ -75,5 +105,51 @@ impl Message {
     /// Whether there are no fields.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
+    }
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_any_length_read_back_in_order_and_clear_keeps_nothing() {
+        let mut m = Message::with_capacity(1);
+        m.push_new("currency", Some(Value::from("EUR")));
+        m.push_new("", Some(Value::from(1)));
+        m.push_new("a-much-longer-name-than-eight-bytes", None);
+        m.set("x", Some(Value::from(true)));
+        m.set("", Some(Value::from(2)));
+        let fields: Vec<_> = m.iter().map(|(n, v)| (n.to_owned(), v.cloned())).collect();
+        assert_eq!(
+            fields,
+            [
+                ("currency".to_owned(), Some(Value::from("EUR"))),
+                (String::new(), Some(Value::from(2))),
+                ("a-much-longer-name-than-eight-bytes".to_owned(), None),
+                ("x".to_owned(), Some(Value::from(true))),
+            ]
+        );
+        assert_eq!(m.get("currency"), Some(Some(&Value::from("EUR"))));
+        assert_eq!(m.get("a-much-longer-name-than-eight-bytes"), Some(None));
+        assert_eq!(m.get("currenc"), None);
+        assert_eq!(m.get("y"), None);
+        assert_eq!(
+            format!("{m:?}"),
+            r#"{"currency": Some("EUR"), "": Some(2), "a-much-longer-name-than-eight-bytes": None, "x": Some(true)}"#
+        );
+
+        m.clear();
+        assert!(m.is_empty());
+        assert_eq!(m.get("currency"), None);
+        m.push_new("b", Some(Value::from(3)));
+        assert_eq!(m.iter().collect::<Vec<_>>(), [("b", Some(&Value::from(3)))]);
+        assert_eq!(m, Message::new().with("b", 3));
     }
 }
