@@ -2,19 +2,22 @@
 
 use std::fmt;
 
+use arrayvec::ArrayString;
+
 use crate::fields::value::Value;
 
 /// The fields of one message: distinct names, each with a value or, for a value of a kind no
 /// criterion can name (a Python `None`, bytes, a list...), `None`: such a field is present
 /// (it meets `Present`) but equals nothing and compares with nothing.
 ///
-/// The names share one buffer, so that a message of n fields costs two allocations however
-/// many fields it has, and none for names when it is [cleared](Message::clear) and filled
-/// again.
+/// The names share one buffer, held in the message itself while they take up to 32 bytes: a
+/// message of a few short names costs one allocation (its fields), one of long names two,
+/// however many fields it has, and a message [cleared](Message::clear) and filled again none
+/// for its names.
 #[derive(Clone, Default, PartialEq)]
 pub struct Message {
     /// Every field's name, one after the other.
-    names: String,
+    names: Names,
     /// Per field, where its name ends in `names` (it starts where the one before ends), and
     /// its value.
     fields: Vec<(usize, Option<Value>)>,
@@ -37,7 +40,7 @@ impl Message {
     /// A message without fields, with room for `fields` of them.
     pub fn with_capacity(fields: usize) -> Self {
         Message {
-            names: String::with_capacity(fields * 8),
+            names: Names::default(),
             fields: Vec::with_capacity(fields),
         }
     }
@@ -46,6 +49,7 @@ impl Message {
     /// distinct), without looking for it: [`set`](Self::set) compares it with every field
     /// before, a quadratic cost on a message of many fields. A name given twice is kept twice,
     /// and lookups find its first value.
+    #[inline]
     pub fn push_new(&mut self, field: &str, value: Option<Value>) {
         debug_assert!(self.get(field).is_none(), "{field:?} is set already");
         self.push(field, value);
@@ -72,29 +76,41 @@ impl Message {
     }
 
     /// The field's value: `None` if absent, `Some(None)` if present but opaque.
+    #[inline]
     pub fn get(&self, field: &str) -> Option<Option<&Value>> {
         self.position(field).map(|at| self.fields[at].1.as_ref())
     }
 
     /// Every field, in the order set.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (&str, Option<&Value>)> {
-        let mut start = 0;
+        let (names, mut start) = (self.names.as_str(), 0);
         self.fields.iter().map(move |(end, v)| {
-            let name = &self.names[start..*end];
+            let name = &names[start..*end];
             start = *end;
             (name, v.as_ref())
         })
     }
 
     /// The index of the first field named `field`.
+    #[inline]
     fn position(&self, field: &str) -> Option<usize> {
-        self.iter().position(|(name, _)| name == field)
+        let (names, field) = (self.names.as_str().as_bytes(), field.as_bytes());
+        let mut start = 0;
+        for (at, &(end, _)) in self.fields.iter().enumerate() {
+            if names[start..end] == *field {
+                return Some(at);
+            }
+            start = end;
+        }
+        None
     }
 
     /// Adds `field` after the others.
+    #[inline]
     fn push(&mut self, field: &str, value: Option<Value>) {
         self.names.push_str(field);
-        self.fields.push((self.names.len(), value));
+        self.fields.push((self.names.as_str().len(), value));
     }
 
     /// How many fields.
@@ -105,6 +121,61 @@ impl Message {
     /// Whether there are no fields.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
+    }
+}
+
+/// The bytes of names a message holds in itself.
+const INLINE: usize = 32;
+
+/// A message's field names, one after the other: in place up to [`INLINE`] bytes, then on the
+/// heap.
+#[derive(Clone)]
+enum Names {
+    Inline(ArrayString<INLINE>),
+    Heap(String),
+}
+
+impl Names {
+    #[inline]
+    fn as_str(&self) -> &str {
+        match self {
+            Names::Inline(names) => names,
+            Names::Heap(names) => names,
+        }
+    }
+
+    #[inline]
+    fn push_str(&mut self, name: &str) {
+        match self {
+            Names::Inline(names) => {
+                if names.try_push_str(name).is_err() {
+                    let mut heap = String::with_capacity(2 * (names.len() + name.len()));
+                    heap.push_str(names);
+                    heap.push_str(name);
+                    *self = Names::Heap(heap);
+                }
+            }
+            Names::Heap(names) => names.push_str(name),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Names::Inline(names) => names.clear(),
+            Names::Heap(names) => names.clear(),
+        }
+    }
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names::Inline(ArrayString::new())
+    }
+}
+
+impl PartialEq for Names {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
     }
 }
 
