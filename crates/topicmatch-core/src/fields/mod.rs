@@ -37,4 +37,4 @@ mod value;
 pub use criteria::{Comparison, Criterion, Filter, Mode, MAX_CRITERIA};
 pub use matcher::{FieldMatcher, FieldSubscription};
 pub use message::Message;
-pub use value::{Number, Value};
+pub use value::{Number, Text, Value};

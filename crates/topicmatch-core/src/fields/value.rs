@@ -12,6 +12,9 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+
+use arrayvec::ArrayString;
 
 use crate::error::{Error, Result};
 
@@ -155,7 +158,7 @@ pub enum Value {
     /// A number, compared exactly.
     Num(Number),
     /// A string, compared byte for byte.
-    Str(Box<str>),
+    Str(Text),
 }
 
 impl Value {
@@ -208,7 +211,82 @@ impl From<bool> for Value {
 
 impl From<&str> for Value {
     fn from(v: &str) -> Self {
-        Value::Str(v.into())
+        Value::Str(Text::from(v))
+    }
+}
+
+/// The text of a [`Value::Str`]: held in place up to 14 bytes (no allocation, and a [`Value`]
+/// stays 24 bytes), on the heap beyond. Compared, ordered and hashed as its `str`.
+#[derive(Clone)]
+pub struct Text(TextRepr);
+
+#[derive(Clone)]
+enum TextRepr {
+    Inline(ArrayString<14>),
+    Heap(Box<str>),
+}
+
+impl Text {
+    /// The text.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            TextRepr::Inline(text) => text,
+            TextRepr::Heap(text) => text,
+        }
+    }
+}
+
+impl From<&str> for Text {
+    #[inline]
+    fn from(text: &str) -> Self {
+        Text(match ArrayString::from(text) {
+            Ok(inline) => TextRepr::Inline(inline),
+            Err(_) => TextRepr::Heap(text.into()),
+        })
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl PartialOrd for Text {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Text {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for Text {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
@@ -254,5 +332,49 @@ mod tests {
         assert!(f(f64::INFINITY) > Number::int(i64::MAX));
         assert!(f(f64::NEG_INFINITY) < Number::int(i64::MIN));
         assert!(f(0.5) < f(0.75));
+    }
+
+    #[test]
+    fn texts_in_place_and_on_the_heap_compare_order_and_hash_as_their_str() {
+        let texts = [
+            String::new(),
+            "EUR".to_owned(),
+            "a".repeat(14),
+            "a".repeat(15),
+            "é".repeat(7),
+            format!("{}é", "b".repeat(13)),
+            "z".repeat(40),
+        ];
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut values: Vec<Value> = texts.iter().rev().map(|&t| Value::from(t)).collect();
+        values.sort();
+        let mut sorted = texts.clone();
+        sorted.sort_unstable();
+        let back: Vec<&str> = values
+            .iter()
+            .map(|v| match v {
+                Value::Str(t) => t.as_str(),
+                other => panic!("not a text: {other:?}"),
+            })
+            .collect();
+        assert_eq!(back, sorted);
+        let set: std::collections::HashSet<Value> = values.iter().cloned().collect();
+        for t in &texts {
+            assert!(set.contains(&Value::from(*t)), "{t:?}");
+            assert_eq!(&*Text::from(*t), *t);
+            assert_eq!(format!("{:?}", Value::from(*t)), format!("{t:?}"));
+        }
+        assert!(!set.contains(&Value::from("a".repeat(16).as_str())));
+        assert_ne!(
+            Value::from("a".repeat(14).as_str()),
+            Value::from("a".repeat(15).as_str())
+        );
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_value_takes_three_words_with_its_text_in_place() {
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+        assert_eq!(std::mem::size_of::<Option<Value>>(), 24);
     }
 }
