@@ -220,9 +220,12 @@ impl From<&str> for Value {
 #[derive(Clone)]
 pub struct Text(TextRepr);
 
+/// The bytes of text a [`Text`] holds in itself: the most that keeps a [`Value`] 24 bytes.
+const TEXT_INLINE: usize = 14;
+
 #[derive(Clone)]
 enum TextRepr {
-    Inline(ArrayString<14>),
+    Inline(ArrayString<TEXT_INLINE>),
     Heap(Box<str>),
 }
 
