@@ -30,6 +30,15 @@ fn race<R: Send>(f: impl Fn(usize) -> R + Sync) -> Vec<R> {
     })
 }
 
+/// The rows of a batch lookup: topic `i`'s subscribers are `ids[ends[i - 1]..ends[i]]`.
+fn batch_rows<'a, T>(ids: &'a [T], ends: &'a [usize]) -> impl Iterator<Item = &'a [T]> + 'a {
+    ends.iter().scan(0, move |from, &end| {
+        let row = &ids[*from..end];
+        *from = end;
+        Some(row)
+    })
+}
+
 /// The table and the algorithm agree: every held subscription is found by its pattern's own
 /// topic, and nothing else is.
 fn assert_consistent(m: &Engine, algorithm: Algorithm) {
@@ -217,20 +226,12 @@ fn rows_stay_distinct_while_subscribers_gain_and_lose_a_second_pattern() {
                     ids.clear();
                     ends.clear();
                     m.lookup_batch_into(&topics, &mut ids, &mut ends).unwrap();
-                    let mut from = 0;
-                    for (i, &end) in ends.iter().enumerate() {
-                        let row = &ids[from..end];
+                    for (topic, row) in topics.iter().zip(batch_rows(&ids, &ends)) {
                         let distinct: BTreeSet<_> = row.iter().collect();
-                        assert_eq!(
-                            distinct.len(),
-                            row.len(),
-                            "{algorithm:?} {}: {row:?}",
-                            topics[i]
-                        );
+                        assert_eq!(distinct.len(), row.len(), "{algorithm:?} {topic}: {row:?}");
                         // Its own subscriber, every `t/#` one, and at most the writers' extras
                         // (which are subscribers already there).
                         assert!(row.len() > SUBSCRIBERS as usize, "{algorithm:?}: {row:?}");
-                        from = end;
                     }
                     // The one-topic path skips de-duplication under the same rule.
                     for topic in &topics {
@@ -280,12 +281,10 @@ fn rows_stay_distinct_while_subscribers_leave_and_come_back() {
                         ids.clear();
                         ends.clear();
                         m.lookup_batch_into(&probes, &mut ids, &mut ends).unwrap();
-                        let mut from = 0;
-                        for (topic, &end) in probes.iter().zip(&ends) {
-                            let row = m.resolve(&ids[from..end]);
+                        for (topic, ids) in probes.iter().zip(batch_rows(&ids, &ends)) {
+                            let row = m.resolve(ids);
                             let distinct: BTreeSet<_> = row.iter().collect();
                             assert_eq!(distinct.len(), row.len(), "{algorithm:?} {topic}: {row:?}");
-                            from = end;
                         }
                     }
                 });
