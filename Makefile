@@ -2,7 +2,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3
+# The virtualenv's interpreter: Python 3.11 or later, as pyspark 4.3 (the spark extra) needs.
+# Unless PYTHON names one: python3 if it is recent enough, else the newest python3.1x that is.
+NEW_ENOUGH := import sys; sys.exit(sys.version_info < (3, 11))
+ifeq ($(origin PYTHON), undefined)
+PYTHON := $(firstword $(foreach p,python3 python3.14 python3.13 python3.12 python3.11,\
+	$(shell $(p) -c '$(NEW_ENOUGH)' >/dev/null 2>&1 && echo $(p))))
+endif
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
@@ -19,6 +25,8 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
 $(VENV)/bin/python:
+	@test -n "$(PYTHON)" || { echo "make: needs Python 3.11 or later, and none of python3, python3.14, python3.13, python3.12 or python3.11 is; name one: make ... PYTHON=/path/to/python3.11" >&2; exit 2; }
+	@$(PYTHON) -c '$(NEW_ENOUGH)' || { echo "make: PYTHON=$(PYTHON) is older than Python 3.11, which pyspark 4.3 needs" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
