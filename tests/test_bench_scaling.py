@@ -116,6 +116,7 @@ def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
     assert figures[("ftm", "lookup_many/paho")] > 0
     for metric in ("lookup_many per delivered", "lookup per delivered"):
         assert figures[("fields-fanout", metric)] > 0, metric
+    assert figures[("where-candidates", "lookup_many per candidate")] > 0
     assert ("ftm", "core passes@1t") not in figures  # no binary: no core figure
     assert "fanout-crowds" in printed.getvalue()
 

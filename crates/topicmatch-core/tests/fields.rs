@@ -532,3 +532,93 @@ fn batch_lookup_resolves_where_subscriptions() {
         assert_eq!(ends, vec![2], "nothing pushed");
     }
 }
+
+/// A topic whose matches hold many filtered subscriptions (more than are resolved together),
+/// with plain subscriptions between them, subscribers holding several, and some removed: each
+/// topic's lookup, one at a time and in a batch, is what evaluating every held subscription
+/// directly gives.
+#[test]
+fn many_where_candidates_resolve_as_each_filter_says() {
+    let patterns = ["a/+/c", "a/#", "+/b/#", "x/#", "a/b/c"];
+    let topics = ["a/b/c", "a/q/c", "z/b/c", "x/y", "a"];
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Mqtt, algorithm);
+        let mut held = Vec::new();
+        for i in 0..300usize {
+            let pattern = patterns[i % patterns.len()];
+            let sub = s(&format!("s{}", i % 90));
+            let criteria = match i % 5 {
+                0 => None,
+                1 => Some(filter(
+                    &[("n", Criterion::Lt(i64::try_from(i % 7).unwrap().into()))],
+                    Mode::All,
+                )),
+                2 => Some(filter(
+                    &[("k", eq(format!("v{}", i % 4).as_str()))],
+                    Mode::All,
+                )),
+                3 => Some(filter(
+                    &[("n", Criterion::Ge(3.into())), ("k", eq("v1"))],
+                    Mode::Any,
+                )),
+                _ => Some(filter(&[("flag", Criterion::Present)], Mode::All)),
+            };
+            let id = match &criteria {
+                None => m.subscribe(pattern, &sub).unwrap(),
+                Some(f) => m.subscribe_where(pattern, &sub, f).unwrap(),
+            };
+            held.push((id, pattern, sub, criteria));
+        }
+        // Every seventh removed, filtered or not (an identical subscription made again has
+        // the same id, and goes with it).
+        let removed: Vec<_> = held
+            .iter()
+            .map(|(id, ..)| *id)
+            .filter(|id| id % 7 == 3 && m.unsubscribe(*id))
+            .collect();
+        assert!(removed.len() > 10);
+        held.retain(|(id, ..)| !removed.contains(id));
+        let messages = [
+            Message::new().with("n", 2).with("k", "v1"),
+            Message::new()
+                .with("n", 5)
+                .with("k", "v3")
+                .with_opaque("flag"),
+            Message::new().with("k", "v0"),
+            Message::new(),
+        ];
+        for topic in topics {
+            for message in &messages {
+                let mut want: Vec<_> = held
+                    .iter()
+                    .filter(|(_, pattern, _, criteria)| {
+                        topicmatch_core::matches(Dialect::Mqtt, pattern, topic).unwrap()
+                            && criteria.as_ref().is_none_or(|f| f.matches(message))
+                    })
+                    .map(|(_, _, sub, _)| sub.clone())
+                    .collect();
+                want.sort();
+                want.dedup();
+                let mut out = Vec::new();
+                m.lookup_fields_into(topic, message, &mut out).unwrap();
+                assert_eq!(out.len(), want.len(), "{algorithm}: {topic}: distinct");
+                assert_eq!(names(m.resolve(&out)), want, "{algorithm}: {topic}");
+                let (mut batch, mut ends) = (Vec::new(), Vec::new());
+                let many = [topic, topic];
+                let fields = [message.clone(), message.clone()];
+                m.lookup_batch_fields_into(&many, &fields, &mut batch, &mut ends)
+                    .unwrap();
+                assert_eq!(
+                    ends,
+                    vec![want.len(), 2 * want.len()],
+                    "{algorithm}: {topic}"
+                );
+                assert_eq!(
+                    names(m.resolve(&batch[..ends[0]])),
+                    want,
+                    "{algorithm}: {topic}"
+                );
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@ use std::fmt;
 use crate::error::{Error, Result};
 use crate::fields::message::Message;
 use crate::fields::value::{Number, Value};
+use crate::hint::prefetch;
 
 /// One criterion on one field.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -257,6 +258,13 @@ impl Filter {
             }
         }
         unreachable!("the threshold is at most the number of criteria")
+    }
+
+    /// Asks for the criteria's first cache line without waiting (a caller about to evaluate
+    /// many filters: [`crate::fields::filtered`]).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        prefetch(self.criteria.as_ptr().cast());
     }
 
     /// How many criteria `message` meets, evaluated directly (no index).

@@ -91,7 +91,7 @@ impl Message {
         let (names, field) = (self.names.as_str().as_bytes(), field.as_bytes());
         let mut start = 0;
         for (at, &(end, _)) in self.fields.iter().enumerate() {
-            if names[start..end] == *field {
+            if same(&names[start..end], field) {
                 return Some(at);
             }
             start = end;
@@ -169,6 +169,18 @@ impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
+}
+
+/// Whether two field names are equal: a loop for short ones (a call to `memcmp` costs more
+/// than comparing a name of a few bytes).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && if a.len() <= 16 {
+            a.iter().zip(b).all(|(x, y)| x == y)
+        } else {
+            a == b
+        }
 }
 
 #[cfg(test)]
