@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,22 +36,19 @@ def _make(folder: Path, *args: str, path: str | None = None) -> subprocess.Compl
                           capture_output=True, text=True, env=env, timeout=60, check=False)
 
 
-def test_an_old_python3_gives_way_to_a_newer_python3_1x(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("python3", "other", "chosen"), [
+    ((3, 10), ("python3.12", (3, 12)), "python3.12"),  # too old: the newer one
+    ((3, 11), ("python3.13", (3, 13)), "python3"),  # recent enough: python3 first
+])
+def test_python3_is_taken_if_recent_enough_else_the_newest_python3_1x(
+        tmp_path: Path, python3: tuple[int, int], other: tuple[str, tuple[int, int]],
+        chosen: str) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    _fake(bin_dir / "python3", (3, 10))
-    _fake(bin_dir / "python3.12", (3, 12))
+    _fake(bin_dir / "python3", python3)
+    _fake(bin_dir / other[0], other[1])
     done = _make(tmp_path, "-pn", "help", path=f"{bin_dir}:/usr/bin:/bin")
-    assert "\nPYTHON := python3.12\n" in done.stdout
-
-
-def test_a_recent_python3_is_taken_first(tmp_path: Path) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    _fake(bin_dir / "python3", (3, 11))
-    _fake(bin_dir / "python3.13", (3, 13))
-    done = _make(tmp_path, "-pn", "help", path=f"{bin_dir}:/usr/bin:/bin")
-    assert "\nPYTHON := python3\n" in done.stdout
+    assert f"\nPYTHON := {chosen}\n" in done.stdout
 
 
 def test_an_old_python_named_is_refused_before_any_virtualenv(tmp_path: Path) -> None:
