@@ -21,6 +21,9 @@ import pytest
 from topicmatch.bench import boundary, fanout, scaling, throughput
 from topicmatch.workloads import ftm_messages
 
+#: The repository's benchmark scripts, which these tests run.
+SCRIPTS = Path(__file__).resolve().parents[1] / "benches" / "scripts"
+
 
 def test_scaling_reports_each_algorithm_batch_and_thread_count() -> None:
     topics = ftm_messages()[:400]
@@ -187,7 +190,7 @@ def test_a_threaded_run_whose_thread_failed_raises() -> None:
 def test_the_lists_stand_in_script_reports_both_calls_at_every_thread_count() -> None:
     """`benches/scripts/lists_stand_in.py` (BENCHMARKS cites its figures) runs and reports
     the stand-in and `lookup_many` at each thread count asked for, each against one thread."""
-    script = Path(__file__).resolve().parents[1] / "benches" / "scripts" / "lists_stand_in.py"
+    script = SCRIPTS / "lists_stand_in.py"
     result = subprocess.run([sys.executable, str(script), "--threads", "2", "--runs", "1"],
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
@@ -220,8 +223,7 @@ def test_each_thread_calls_through_its_own_bound_method(monkeypatch: pytest.Monk
 
 
 def _thread_batches() -> Any:
-    path = Path(__file__).resolve().parents[1] / "benches" / "scripts" / "thread_batches.py"
-    spec = importlib.util.spec_from_file_location("thread_batches", path)
+    spec = importlib.util.spec_from_file_location("thread_batches", SCRIPTS / "thread_batches.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -248,7 +250,7 @@ def test_the_thread_batches_script_gives_each_thread_its_own_equal_objects() -> 
 def test_the_thread_batches_script_reports_both_ways_of_both_calls() -> None:
     """The script (BENCHMARKS cites its figures) runs and reports, per call and batch size,
     the shared and the own batches at each thread count asked for, against one thread."""
-    script = Path(__file__).resolve().parents[1] / "benches" / "scripts" / "thread_batches.py"
+    script = SCRIPTS / "thread_batches.py"
     result = subprocess.run([sys.executable, str(script), "--threads", "2", "--repeats", "1"],
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
