@@ -120,6 +120,8 @@ def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
     for metric in ("lookup_many per delivered", "lookup per delivered"):
         assert figures[("fields-fanout", metric)] > 0, metric
     assert figures[("where-candidates", "lookup_many per candidate")] > 0
+    assert figures[("where-patterns", "lookup_many per candidate")] > 0
+    assert figures[("where-per-user", "lookup per message")] > 0
     assert ("ftm", "core passes@1t") not in figures  # no binary: no core figure
     assert "fanout-crowds" in printed.getvalue()
 

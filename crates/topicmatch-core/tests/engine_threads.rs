@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
 use common::{engine, sorted};
+use topicmatch_core::fields::{Criterion, Filter, Message, Mode, Value};
 use topicmatch_core::{Algorithm, Dialect, Engine, Error, Limit, Limits, Subscriber};
 
 const THREADS: usize = 8;
@@ -306,5 +307,71 @@ fn rows_stay_distinct_while_subscribers_leave_and_come_back() {
             }
             done.store(true, Ordering::Relaxed);
         });
+    }
+}
+
+/// Threads subscribing and unsubscribing filtered subscriptions on three shared patterns:
+/// each pattern's bucket is made, grows past the size from which it is indexed, shrinks and
+/// empties while the others look up. A thread's own subscription is found by its next lookup,
+/// no row holds a subscriber twice, and once all are removed the algorithm holds nothing.
+#[test]
+fn filtered_subscriptions_churned_on_shared_patterns_stay_found() {
+    for &algorithm in Algorithm::ALL {
+        let m = engine(Dialect::Amqp, algorithm);
+        let kept = race(|t| {
+            let t = i64::try_from(t).unwrap();
+            let mut kept = Vec::new();
+            for k in 0..200i64 {
+                let pattern = format!("f.{}.#", k % 3);
+                let subscriber = Subscriber::Int(t * 1000 + k % 50);
+                let n = k % 7;
+                let filter =
+                    Filter::new(vec![("n".into(), Criterion::Eq(Value::from(n)))], Mode::All)
+                        .unwrap();
+                let id = m.subscribe_where(&pattern, &subscriber, &filter).unwrap();
+                let topic = format!("f.{}.x", k % 3);
+                let mut found = Vec::new();
+                m.lookup_fields_into(&topic, &Message::new().with("n", n), &mut found)
+                    .unwrap();
+                let found = m.resolve(&found);
+                assert!(found.contains(&subscriber), "{algorithm:?}: own {pattern}");
+                let mut distinct = found.clone();
+                distinct.sort();
+                distinct.dedup();
+                assert_eq!(distinct.len(), found.len(), "{algorithm:?}: {found:?}");
+                if k % 3 == 1 {
+                    kept.push((id, topic, n, subscriber));
+                } else {
+                    assert!(
+                        m.unsubscribe(id),
+                        "{algorithm:?}: only this thread holds {id}"
+                    );
+                }
+            }
+            kept
+        });
+        let kept: Vec<_> = kept.into_iter().flatten().collect();
+        assert_eq!(m.len(), kept.len(), "{algorithm:?}");
+        for (_, topic, n, subscriber) in &kept {
+            let mut found = Vec::new();
+            m.lookup_fields_into(topic, &Message::new().with("n", *n), &mut found)
+                .unwrap();
+            assert!(m.resolve(&found).contains(subscriber), "{algorithm:?}");
+        }
+        for (id, ..) in &kept {
+            assert!(m.unsubscribe(*id));
+        }
+        assert!(m.is_empty(), "{algorithm:?}");
+        for k in 0..3 {
+            assert!(m.intersecting("#").unwrap().is_empty(), "{algorithm:?}");
+            let mut found = Vec::new();
+            m.lookup_fields_into(
+                &format!("f.{k}.x"),
+                &Message::new().with("n", 1),
+                &mut found,
+            )
+            .unwrap();
+            assert!(found.is_empty(), "{algorithm:?}: {found:?}");
+        }
     }
 }

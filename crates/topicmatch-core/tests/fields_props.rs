@@ -382,3 +382,111 @@ proptest! {
         }
     }
 }
+
+/// Many filtered subscriptions on a few patterns, so that a pattern's bucket grows past the
+/// size from which it is indexed and shrinks below the size at which it drops its index, then
+/// empties: at each stage every lookup (one topic, and a batch) gives what evaluating every
+/// held subscription directly gives, and the relation queries list exactly the held ones.
+fn check_buckets(
+    algorithm: Algorithm,
+    subs: &[(&'static str, Sub)],
+    removals: &[Vec<bool>],
+    lookups: &[(&'static str, BTreeMap<&'static str, Option<V>>)],
+) -> Result<(), TestCaseError> {
+    let m = engine(Dialect::Amqp, algorithm);
+    let mut held: BTreeMap<u64, (&str, Sub)> = BTreeMap::new();
+    for (pattern, sub) in subs {
+        if let Ok(filter) = sub.filter() {
+            let id = m
+                .subscribe_where(pattern, &Subscriber::Int(sub.subscriber), &filter)
+                .unwrap();
+            held.insert(id, (pattern, sub.clone()));
+        }
+    }
+    // Each stage removes the subscriptions its mask marks, then the last stage all of them.
+    let everything = vec![true; subs.len()];
+    for remove in removals.iter().chain([&everything]) {
+        let ids: Vec<u64> = held.keys().copied().collect();
+        for (id, _) in ids.iter().zip(remove).filter(|(_, &r)| r) {
+            prop_assert!(m.unsubscribe(*id));
+            held.remove(id);
+        }
+        prop_assert_eq!(m.len(), held.len());
+        let related: BTreeSet<u64> = m.intersecting("#").unwrap().iter().map(|s| s.id).collect();
+        prop_assert_eq!(
+            &related,
+            &held.keys().copied().collect::<BTreeSet<_>>(),
+            "{}",
+            algorithm
+        );
+        let topics: Vec<&str> = lookups.iter().map(|(t, _)| *t).collect();
+        let messages: Vec<Message> = lookups.iter().map(|(_, f)| to_message(f)).collect();
+        let (mut batch, mut ends) = (Vec::new(), Vec::new());
+        m.lookup_batch_fields_into(&topics, &messages, &mut batch, &mut ends)
+            .unwrap();
+        let mut start = 0;
+        for (((topic, fields), message), &end) in lookups.iter().zip(&messages).zip(&ends) {
+            let want: BTreeSet<i64> = held
+                .values()
+                .filter(|(p, sub)| {
+                    topicmatch_core::matches(Dialect::Amqp, p, topic).unwrap()
+                        && sub.hits(fields) >= sub.threshold()
+                })
+                .map(|(_, s)| s.subscriber)
+                .collect();
+            let mut one = Vec::new();
+            m.lookup_fields_into(topic, message, &mut one).unwrap();
+            let got: Vec<i64> = m
+                .resolve(&one)
+                .into_iter()
+                .map(|s| match s {
+                    Subscriber::Int(i) => i,
+                    Subscriber::Str(_) => unreachable!(),
+                })
+                .collect();
+            prop_assert_eq!(
+                got.len(),
+                want.len(),
+                "{} duplicates in {:?}",
+                algorithm,
+                got
+            );
+            prop_assert_eq!(
+                got.into_iter().collect::<BTreeSet<_>>(),
+                want,
+                "{} {} {:?}",
+                algorithm,
+                topic,
+                fields
+            );
+            let mut row = batch[start..end].to_vec();
+            row.sort_unstable();
+            one.sort_unstable();
+            prop_assert_eq!(row, one, "{} batch {}", algorithm, topic);
+            start = end;
+        }
+    }
+    prop_assert_eq!(m.len(), 0);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn where_buckets_agree_with_direct_evaluation_as_they_grow_and_shrink(
+        subs in prop::collection::vec(
+            (prop::sample::select(&["a.*", "#", "a.b"][..]), sub().prop_map(|mut s| {
+                s.subscriber *= 1 + i64::try_from(s.criteria.len()).unwrap();
+                s
+            })),
+            40..140,
+        ),
+        removals in prop::collection::vec(prop::collection::vec(prop::bool::weighted(0.4), 140), 1..4),
+        lookups in prop::collection::vec((prop::sample::select(TOPICS), message()), 1..6),
+    ) {
+        for &algorithm in Algorithm::ALL {
+            check_buckets(algorithm, &subs, &removals, &lookups)?;
+        }
+    }
+}

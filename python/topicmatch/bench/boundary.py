@@ -11,7 +11,8 @@
 - ftm with a tenth of the subscriptions in groups against none (``groups_figures``);
 - ``FieldMatcher`` per delivered subscriber on messages meeting thousands of subscribers
   (``fields_figures``);
-- ``Matcher`` ``where=`` subscriptions, per candidate checked (``where_figures``).
+- ``Matcher`` ``where=`` subscriptions: many on one pattern, one on each of many patterns,
+  and one per user on one pattern (``where_figures``).
 
     python -m topicmatch.bench.boundary [--threads 1 2 4 8] [--quick] [--json FILE]
         [--algorithm NAME] [--cache-capacity N]
@@ -24,6 +25,7 @@ alternating runs, as ``scaling`` explains; a ratio to paho is of runs taken in t
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import re
@@ -244,11 +246,18 @@ def fields_figures(repeats: int) -> list[Record]:
     ]
 
 
-def where_figures(repeats: int) -> list[Record]:
-    """``Matcher`` subscriptions with ``where=``: 5,000 on 20 filters ``a/<k>/+``, one
-    criterion each, so that each topic's walk finds 250 candidates whose criteria the message
-    is checked against; ``lookup_many`` of 1,000 topics with their fields, per candidate,
-    beside the same subscriptions without criteria (rows of 250 subscribers)."""
+def where_figures(repeats: int, users: int = 100_000) -> list[Record]:
+    """``Matcher`` subscriptions with ``where=``, three shapes:
+
+    - ``where-candidates``: 5,000 on 20 filters ``a/<k>/+``, one criterion each, so that each
+      topic's pattern holds 250 (its bucket's index finds the few that pass); ``lookup_many``
+      of 1,000 topics with their fields, per candidate, beside the same subscriptions without
+      criteria (rows of 250 subscribers);
+    - ``where-patterns``: the 256 patterns of literals and ``*`` that match one 8-word topic,
+      one filtered subscription each (each evaluated directly); ``lookup_many`` of 1,000, per
+      candidate;
+    - ``where-per-user``: ``users`` subscriptions on ``notify/#``, each ``where={"user": i}``;
+      one ``lookup`` per message, beside ``FieldMatcher.lookup`` of the same criteria."""
     rng = random.Random(5)
     filtered, plain = tm.Matcher("mqtt", "cstrie"), tm.Matcher("mqtt", "cstrie")
     for i in range(5_000):
@@ -262,12 +271,40 @@ def where_figures(repeats: int) -> list[Record]:
     checked, unchecked = best_of_each(
         repeats, lambda: filtered.lookup_many(topics, fields), lambda: plain.lookup_many(topics),
         in_a_row=1)
-    return [
+    records = [
         Record("cstrie", "where-candidates", "lookup_many per candidate",
                checked / candidates * 1e9, "ns",
                note=f"{candidates // len(topics)} a topic, {delivered / len(topics):.1f} "
-               f"delivered; without criteria {unchecked / candidates * 1e9:.2f} ns"),
+               f"delivered, {checked / len(topics) * 1e9:.0f} ns a topic; without criteria "
+               f"{unchecked / candidates * 1e9:.2f} ns"),
     ]
+    words = [f"w{i}" for i in range(8)]
+    spread = tm.Matcher("amqp", "cstrie")
+    for n, wild in enumerate(itertools.product((False, True), repeat=len(words))):
+        pattern = ".".join("*" if w else word for w, word in zip(wild, words))
+        spread.subscribe(pattern, n, where={"x": rng.randrange(50)})
+    topic = ".".join(words)
+    spread_fields = [{"x": rng.randrange(50), "y": "abc"} for _ in range(1_000)]
+    spread_topics = [topic] * len(spread_fields)
+    (spread_time,) = best_of_each(
+        repeats, lambda: spread.lookup_many(spread_topics, spread_fields), in_a_row=1)
+    records.append(Record("cstrie", "where-patterns", "lookup_many per candidate",
+                          spread_time / len(spread_topics) / 2 ** len(words) * 1e9, "ns",
+                          note=f"{2 ** len(words)} patterns a topic, one subscription each"))
+    notify, fm = tm.Matcher("mqtt", "cstrie"), tm.FieldMatcher()
+    for i in range(users):
+        notify.subscribe("notify/#", i, where={"user": i})
+        fm.subscribe({"user": i}, i)
+    messages = [{"user": rng.randrange(users), "kind": "mail"} for _ in range(1_000)]
+    single, by_fields = notify.lookup, fm.lookup
+    one_each, fields_only = best_of_each(
+        repeats, lambda: [single("notify/a/b", fields=f) for f in messages],
+        lambda: [by_fields(f) for f in messages], in_a_row=1)
+    records.append(Record("cstrie", "where-per-user", "lookup per message",
+                          one_each / len(messages) * 1e9, "ns",
+                          note=f"{users:,} subscriptions on notify/#; FieldMatcher "
+                          f"{fields_only / len(messages) * 1e9:.0f} ns"))
+    return records
 
 
 def groups_figures(algorithm: str, repeats: int) -> list[Record]:
@@ -333,7 +370,8 @@ def main(argv: Sequence[str] | None = None) -> None:
              *fanout_figures(args.algorithm, repeats, args.cache_capacity),
              *ftm_vs_paho(args.algorithm, repeats, args.cache_capacity),
              *groups_figures(args.algorithm, repeats),
-             *fields_figures(repeats), *where_figures(repeats)]
+             *fields_figures(repeats),
+             *where_figures(repeats, 10_000 if args.quick else 100_000)]
     print(render(extra))
     records.extend(extra)
     if args.json:

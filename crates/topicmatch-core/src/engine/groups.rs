@@ -28,6 +28,7 @@ pub(super) use super::views::{pin, Pin};
 use super::views::{View, Views};
 use crate::dialect::{Dialect, NATS_WHITESPACE};
 use crate::error::Error;
+use crate::fields::filtered::SUBSCRIPTION_IDS;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 
 /// Every id that is not a registry id has this bit (filtered subscriptions, groups, members).
@@ -37,8 +38,9 @@ pub(super) const GROUP: SubscriberId = 1 << 62;
 /// With [`SYNTHETIC`]: one group subscription, as the engine's table records it; the low bits
 /// are its subscription id.
 pub(super) const MEMBER: SubscriberId = 1 << 61;
-/// Subscription ids and group indices stay below this.
-pub(super) const LOW: SubscriberId = MEMBER - 1;
+/// Subscription ids and group indices stay below this (and below the ids of filtered
+/// subscriptions' buckets).
+pub(super) const LOW: SubscriberId = SUBSCRIPTION_IDS - 1;
 
 /// Whether `id` is a group (the algorithm's id of one).
 #[inline]
@@ -280,7 +282,7 @@ impl GroupTable {
         text: Arc<str>,
         subscriber: SubscriberId,
     ) -> Joined {
-        assert!(id <= LOW, "subscription ids stay below 2^61");
+        assert!(id <= LOW, "subscription ids stay below 2^60");
         let member = id | SYNTHETIC | MEMBER;
         let mut inner = self.inner.write();
         let key = (Arc::<str>::from(name), Arc::<str>::from(pattern));

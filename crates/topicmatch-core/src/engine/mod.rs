@@ -298,9 +298,13 @@ impl Engine {
             }
             table::record(&self.table, &mut keys, text, joined.member, id);
         } else if let Some(filter) = filter {
-            // The algorithm holds a filtered subscription under its own synthetic id.
-            let synthetic = self.filters.insert(id, text.clone(), filter, sub);
-            self.matcher.insert(&parsed, synthetic);
+            // The algorithm holds the filtered subscriptions of a pattern text once, as a
+            // bucket, from the first to the last; the table records each by its synthetic id.
+            let synthetic = self
+                .filters
+                .insert(id, text.clone(), filter, sub, |bucket| {
+                    self.matcher.insert(&parsed, bucket);
+                });
             table::record(&self.table, &mut keys, text, synthetic, id);
         } else {
             // The algorithm holds (pattern, subscriber) once, for every text matched alike.
@@ -315,8 +319,8 @@ impl Engine {
     /// Takes the next subscription id.
     fn take_id(&self) -> Result<SubscriptionId> {
         self.next_id
-            // Only a restored snapshot can get near the end: refuse ids past 2^61 (group and
-            // member ids live above) rather than wrap onto held ones.
+            // Only a restored snapshot can get near the end: refuse ids past 2^60 (bucket,
+            // group and member ids live above) rather than wrap onto held ones.
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| {
                 (id < LOW).then(|| id + 1)
             })
@@ -366,13 +370,17 @@ impl Engine {
                 debug_assert!(removed, "the algorithm held every group");
             }
             member
+        } else if is_synthetic(sub) {
+            self.filters.release(sub, |bucket| {
+                let removed = self.matcher.remove(&parse(), bucket);
+                debug_assert!(removed, "the algorithm held every bucket");
+            })
         } else {
-            let last = is_synthetic(sub) || keys.let_go(&text, matched, sub, id);
-            if last {
+            if keys.let_go(&text, matched, sub, id) {
                 let removed = self.matcher.remove(&parse(), sub);
                 debug_assert!(removed, "the algorithm held every subscribed pair");
             }
-            self.filters.release(sub)
+            sub
         };
         let mut registry = self.registry.write();
         if registry.release(sub) {

@@ -4,9 +4,10 @@
 //! The algorithm walks its index ([`Matcher::related_into`]) and reports the patterns it holds
 //! that stand in the relation, with their subscriber ids; the engine maps each (matched text,
 //! subscriber id) back to every subscription matched as it: the one whose text it is, the MQTT
-//! shared subscriptions `$share/{name}/{filter}` of that filter (when they are not groups), a
-//! filtered subscription through its synthetic id, and a group through its members. An algorithm without a walk is answered by a scan of the
-//! subscriptions, deciding the relation for each.
+//! shared subscriptions `$share/{name}/{filter}` of that filter (when they are not groups), the
+//! filtered subscriptions of a pattern through their bucket, and a group through its members.
+//! An algorithm without a walk is answered by a scan of the subscriptions, deciding the
+//! relation for each.
 //!
 //! Field criteria (`where=`) play no part: a filtered subscription is related by its pattern.
 
@@ -17,7 +18,7 @@ use rustc_hash::FxHashSet;
 use super::groups::is_group;
 use super::{Engine, Subscription, SubscriptionId};
 use crate::error::Result;
-use crate::fields::filtered::{is_synthetic, subscription_of};
+use crate::fields::filtered::is_synthetic;
 use crate::matcher::{Related, SubscriberId};
 use crate::pattern::{Pattern, Word};
 use crate::relation::{Query, Relation, DEFAULT_MAX_WORK};
@@ -78,7 +79,7 @@ impl Engine {
                 if is_group(sub) {
                     ids.extend(self.groups.subscriptions_of(sub));
                 } else {
-                    ids.push(subscription_of(sub));
+                    ids.extend(self.filters.subscriptions_in(sub));
                 }
             }
         }

@@ -1,11 +1,19 @@
 //! Topic subscriptions with field criteria (`where=`): the bookkeeping the [`Engine`] keeps
 //! beside its topic algorithm.
 //!
-//! A filtered subscription enters the topic algorithm under a synthetic subscriber id of its
-//! own (the subscription id with the top bit set; registry ids never get that high). The topic
-//! match narrows the candidates; for each synthetic id among them, the engine evaluates that
-//! subscription's [`Filter`] against the message's fields, keeps the real subscriber if it
-//! passes, and deduplicates.
+//! The filtered subscriptions of one pattern text form a bucket, and the topic algorithm
+//! holds each bucket once, under a synthetic subscriber id of its own (the top bit set, and
+//! [`BUCKET`]; registry ids never get that high), from its first subscription to its last.
+//! The topic match narrows the candidates to the buckets of the patterns it matches; for each,
+//! the engine finds the subscriptions whose [`Filter`] the message's fields pass, keeps their
+//! subscribers, and de-duplicates. A bucket of up to [`INDEXED_ABOVE`] subscriptions evaluates
+//! each filter directly; a larger one keeps its filters in an inverted [`Index`] (the one
+//! [`FieldMatcher`](crate::fields::FieldMatcher) uses), so that a message costs what its hits
+//! cost, not a check of every filter: a pattern with thousands of filtered subscriptions (one
+//! per user on `notify/#`) is answered in about the time of a few.
+//!
+//! Each subscription also has a synthetic id (its subscription id with the top bit set),
+//! which the engine's table records as its subscriber.
 //!
 //! [`Engine`]: crate::Engine
 
@@ -14,8 +22,11 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::fields::criteria::Filter;
+use crate::fields::ids::Slot;
+use crate::fields::index::{Index, Report};
 use crate::fields::message::Message;
 use crate::hint::prefetch;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
@@ -23,39 +34,199 @@ use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 /// The bit that marks a synthetic subscriber id.
 const SYNTHETIC: SubscriberId = 1 << 63;
 
-/// Candidates resolved together by [`FilterTable::resolve_tail`].
+/// With [`SYNTHETIC`]: a bucket, as the topic algorithm holds it. Its low 32 bits are its
+/// place in the table's array of buckets, the bits above them that place's generation (one
+/// more each time the place is reused), so that a walk that found a bucket since emptied
+/// finds nothing, even where another bucket has taken its place.
+const BUCKET: SubscriberId = 1 << 60;
+
+/// The generations of a place in the array of buckets, below [`BUCKET`] once shifted.
+const GENERATIONS: u64 = 1 << 28;
+
+/// Subscription ids stay below this, so that a subscription's synthetic id is never a
+/// bucket's.
+pub const SUBSCRIPTION_IDS: SubscriptionId = BUCKET;
+
+/// A bucket of more subscriptions than this evaluates them through an index.
+const INDEXED_ABOVE: usize = 32;
+
+/// An indexed bucket down to this many subscriptions drops its index (not at once below
+/// [`INDEXED_ABOVE`], so that one subscription coming and going does not rebuild it).
+const UNINDEXED_AT: usize = 16;
+
+/// Filters evaluated together by [`FilterTable::resolve_tail`].
 const STAGE: usize = 16;
 
-/// Whether `id` stands for a filtered subscription.
+/// Whether `id` stands for a filtered subscription or a bucket of them.
 pub fn is_synthetic(id: SubscriberId) -> bool {
     id & SYNTHETIC != 0
 }
 
-/// The subscription a synthetic id stands for.
-pub fn subscription_of(synthetic: SubscriberId) -> SubscriptionId {
-    synthetic & !SYNTHETIC
-}
-
-/// Whether any of `ids` stands for a filtered subscription: one OR over the ids (no branch
-/// per id), since every lookup asks it of its result.
+/// Whether any of `ids` stands for a filtered subscription or a bucket: one OR over the ids
+/// (no branch per id), since every lookup asks it of its result.
 #[inline]
 pub fn any_synthetic(ids: &[SubscriberId]) -> bool {
     ids.iter().fold(0, |acc, &id| acc | id) & SYNTHETIC != 0
 }
 
+/// A filtered subscription, by its synthetic id.
 struct Held {
     pattern: Arc<str>,
     filter: Arc<Filter>,
     subscriber: SubscriberId,
+    /// Its bucket's id, and its place in the bucket's `members`.
+    bucket: SubscriberId,
+    position: usize,
+}
+
+/// A filtered subscription as its bucket holds it.
+struct Member {
+    filter: Arc<Filter>,
+    subscriber: SubscriberId,
+    /// Its synthetic id.
+    synthetic: SubscriberId,
+    /// Its slot in the bucket's index, while the bucket has one.
+    slot: Slot,
+}
+
+/// The filtered subscriptions of one pattern text.
+#[derive(Default)]
+struct Bucket {
+    /// One held in place: most patterns with criteria have one subscription, whose
+    /// evaluation then reads no array of members first.
+    members: SmallVec<[Member; 1]>,
+    /// Over more than [`INDEXED_ABOVE`] members: their filters, and each slot's place in
+    /// `members`.
+    index: Option<Box<(Index, Vec<usize>)>>,
+}
+
+impl Bucket {
+    /// Adds a member; its place in `members`.
+    fn push(&mut self, mut member: Member) -> usize {
+        let position = self.members.len();
+        if let Some((index, places)) = self.index.as_deref_mut() {
+            member.slot = index.insert(&member.filter);
+            place(places, member.slot, position);
+        }
+        self.members.push(member);
+        if self.index.is_none() && self.members.len() > INDEXED_ABOVE {
+            let mut index = Index::default();
+            let mut places = Vec::with_capacity(self.members.len());
+            for (position, member) in self.members.iter_mut().enumerate() {
+                member.slot = index.insert(&member.filter);
+                place(&mut places, member.slot, position);
+            }
+            self.index = Some(Box::new((index, places)));
+        }
+        position
+    }
+
+    /// Removes the member at `position`; the synthetic id of the member moved into its
+    /// place, if one was.
+    fn remove(&mut self, position: usize) -> Option<SubscriberId> {
+        let member = self.members.swap_remove(position);
+        if let Some((index, places)) = self.index.as_deref_mut() {
+            index.remove(member.slot, &member.filter);
+            if let Some(moved) = self.members.get(position) {
+                places[moved.slot as usize] = position;
+            }
+        }
+        if self.members.len() <= UNINDEXED_AT {
+            self.index = None;
+        }
+        self.members.get(position).map(|moved| moved.synthetic)
+    }
+
+    /// Appends the subscribers of the members whose filters `message` passes (indexed), or
+    /// the members to evaluate to `direct`.
+    fn resolve<'b>(&'b self, message: &Message, found: &mut Found, direct: &mut Direct<'b>) {
+        match self.index.as_deref() {
+            Some((index, places)) => index.lookup(message, Report::Matches, |slot, _| {
+                found.push(self.members[places[slot as usize]].subscriber);
+            }),
+            None => direct.extend(&self.members),
+        }
+    }
+}
+
+/// The subscribers an indexed bucket found for one message.
+type Found = SmallVec<[SubscriberId; 16]>;
+
+/// The members of unindexed buckets to evaluate for one message.
+type Direct<'b> = SmallVec<[&'b Member; STAGE]>;
+
+/// Records that index slot `slot` holds the member at `position`.
+fn place(places: &mut Vec<usize>, slot: Slot, position: usize) {
+    let slot = slot as usize;
+    if places.len() <= slot {
+        places.resize(slot + 1, usize::MAX);
+    }
+    places[slot] = position;
+}
+
+/// The buckets, by the place their id names (see [`BUCKET`]): a lookup finds one by an
+/// array read, not a hash probe.
+#[derive(Default)]
+struct Buckets {
+    places: Vec<(u64, Option<Bucket>)>,
+    free: Vec<u32>,
+}
+
+impl Buckets {
+    /// A new empty bucket; its id.
+    fn make(&mut self) -> SubscriberId {
+        let place = if let Some(place) = self.free.pop() {
+            let (generation, bucket) = &mut self.places[place as usize];
+            *generation = (*generation + 1) % GENERATIONS;
+            *bucket = Some(Bucket::default());
+            place
+        } else {
+            self.places.push((0, Some(Bucket::default())));
+            u32::try_from(self.places.len() - 1).expect("at most 2^32 patterns with criteria")
+        };
+        SYNTHETIC | BUCKET | (self.places[place as usize].0 << 32) | SubscriberId::from(place)
+    }
+
+    /// Bucket `id`'s place, if `id` names one of its generation.
+    fn place(&self, id: SubscriberId) -> Option<usize> {
+        let place = (id & 0xFFFF_FFFF) as usize;
+        let generation = (id & (BUCKET - 1)) >> 32;
+        self.places
+            .get(place)
+            .is_some_and(|(g, b)| *g == generation && b.is_some())
+            .then_some(place)
+    }
+
+    fn get(&self, id: SubscriberId) -> Option<&Bucket> {
+        self.place(id)
+            .and_then(|place| self.places[place].1.as_ref())
+    }
+
+    fn get_mut(&mut self, id: SubscriberId) -> Option<&mut Bucket> {
+        self.place(id)
+            .and_then(|place| self.places[place].1.as_mut())
+    }
+
+    /// Frees bucket `id`'s place.
+    fn remove(&mut self, id: SubscriberId) {
+        if let Some(place) = self.place(id) {
+            self.places[place].1 = None;
+            self.free
+                .push(u32::try_from(place).expect("places are numbered in 32 bits"));
+        }
+    }
 }
 
 #[derive(Default)]
 struct Inner {
     by_synthetic: FxHashMap<SubscriberId, Held>,
     by_key: FxHashMap<(Arc<str>, Arc<Filter>, SubscriberId), SubscriptionId>,
+    buckets: Buckets,
+    bucket_of: FxHashMap<Arc<str>, SubscriberId>,
 }
 
-/// Filtered subscriptions by synthetic id and by (pattern, filter, subscriber).
+/// Filtered subscriptions by synthetic id, by (pattern, filter, subscriber) and in buckets by
+/// pattern.
 #[derive(Default)]
 pub struct FilterTable {
     inner: RwLock<Inner>,
@@ -75,47 +246,92 @@ impl FilterTable {
         self.inner.read().by_key.get(&key).copied()
     }
 
-    /// Holds a new filtered subscription; returns the synthetic id to insert in the algorithm.
+    /// Holds a new filtered subscription, and returns its synthetic id (for the engine's
+    /// table). The first of its pattern makes the pattern's bucket: `new_bucket(bucket)` is
+    /// then called, holding the table's lock, to insert the bucket's id in the topic
+    /// algorithm, so that no lookup resolves the bucket before the algorithm holds it and no
+    /// other subscribe or unsubscribe of the pattern comes between.
     pub fn insert(
         &self,
         id: SubscriptionId,
         pattern: Arc<str>,
         filter: Arc<Filter>,
         subscriber: SubscriberId,
+        new_bucket: impl FnOnce(SubscriberId),
     ) -> SubscriberId {
-        assert!(!is_synthetic(id), "subscription ids stay below 2^63");
+        assert!(id < SUBSCRIPTION_IDS, "subscription ids stay below 2^60");
         let synthetic = id | SYNTHETIC;
         let mut inner = self.inner.write();
+        let inner = &mut *inner;
+        let bucket = if let Some(&bucket) = inner.bucket_of.get(&pattern) {
+            bucket
+        } else {
+            let bucket = inner.buckets.make();
+            inner.bucket_of.insert(pattern.clone(), bucket);
+            new_bucket(bucket);
+            bucket
+        };
+        let position = inner
+            .buckets
+            .get_mut(bucket)
+            .expect("a pattern's bucket is held")
+            .push(Member {
+                filter: filter.clone(),
+                subscriber,
+                synthetic,
+                slot: 0,
+            });
         let key = (pattern.clone(), filter.clone(), subscriber);
         inner.by_key.insert(key, id);
-        self.count.fetch_add(1, Ordering::Release);
         inner.by_synthetic.insert(
             synthetic,
             Held {
                 pattern,
                 filter,
                 subscriber,
+                bucket,
+                position,
             },
         );
+        self.count.fetch_add(1, Ordering::Release);
         synthetic
     }
 
-    /// The registry id behind `id`: itself unless synthetic, in which case the filtered
-    /// subscription is forgotten.
-    pub fn release(&self, id: SubscriberId) -> SubscriberId {
+    /// The registry id behind `id` (from the engine's table): itself unless synthetic, in
+    /// which case the filtered subscription is forgotten. The last of its pattern empties the
+    /// pattern's bucket: `emptied(bucket)` is then called, holding the table's lock, to remove
+    /// the bucket's id from the topic algorithm.
+    pub fn release(&self, id: SubscriberId, emptied: impl FnOnce(SubscriberId)) -> SubscriberId {
         if !is_synthetic(id) {
             return id;
         }
         let mut inner = self.inner.write();
+        let inner = &mut *inner;
         let held = inner.by_synthetic.remove(&id).expect("held synthetic id");
-        self.count.fetch_sub(1, Ordering::Release);
         inner
             .by_key
-            .remove(&(held.pattern, held.filter, held.subscriber));
+            .remove(&(held.pattern.clone(), held.filter, held.subscriber));
+        let bucket = inner
+            .buckets
+            .get_mut(held.bucket)
+            .expect("a held subscription's bucket is held");
+        if let Some(moved) = bucket.remove(held.position) {
+            inner
+                .by_synthetic
+                .get_mut(&moved)
+                .expect("a bucket's member is held")
+                .position = held.position;
+        }
+        if bucket.members.is_empty() {
+            inner.buckets.remove(held.bucket);
+            inner.bucket_of.remove(&held.pattern);
+            emptied(held.bucket);
+        }
+        self.count.fetch_sub(1, Ordering::Release);
         held.subscriber
     }
 
-    /// The registry id behind `id` (itself unless synthetic).
+    /// The registry id behind `id` (from the engine's table: itself unless synthetic).
     pub fn real(&self, id: SubscriberId) -> SubscriberId {
         if !is_synthetic(id) {
             return id;
@@ -126,6 +342,18 @@ impl FilterTable {
             .get(&id)
             .expect("held synthetic id")
             .subscriber
+    }
+
+    /// The subscription ids in bucket `bucket` (an id the topic algorithm holds), none if it
+    /// has been emptied since.
+    pub fn subscriptions_in(&self, bucket: SubscriberId) -> Vec<SubscriptionId> {
+        self.inner
+            .read()
+            .buckets
+            .get(bucket)
+            .map_or_else(Vec::new, |b| {
+                b.members.iter().map(|m| m.synthetic & !SYNTHETIC).collect()
+            })
     }
 
     /// Whether no filtered subscription is held.
@@ -146,73 +374,95 @@ impl FilterTable {
         all
     }
 
-    /// Replaces each synthetic id in `out[start..]` by its real subscriber if `message` passes
-    /// its filter (drops it otherwise), then deduplicates that tail. The engine calls it only
-    /// when [`any_synthetic`] found one there.
+    /// Replaces each bucket id in `out[start..]` by the subscribers of its subscriptions whose
+    /// filters `message` passes, then de-duplicates that tail. The engine calls it only when
+    /// [`any_synthetic`] found one there (and groups, if any, have been picked).
     ///
-    /// A tail of more than [`STAGE`] ids goes [`STAGE`] at a time through three rounds: their
-    /// subscriptions found in the table (each filter asked for), then their filters' criteria
-    /// asked for, then each filter evaluated. One candidate's evaluation is a chain of
-    /// dependent loads (the table's entry, the filter, its criteria, their field names); in
-    /// rounds, the loads of different candidates overlap instead of each waiting for the one
-    /// before. A topic matched by 250 filtered subscriptions of one criterion each resolves
-    /// 1.5x as fast as one candidate at a time (docs/BENCHMARKS.md, "Content-based
-    /// routing"); a shorter tail, the usual one, is resolved one id at a time.
+    /// The members of unindexed buckets are evaluated together: more than [`STAGE`] go
+    /// [`STAGE`] at a time through three rounds, their filters asked for, then the filters'
+    /// criteria, then each filter evaluated. One evaluation is a chain of dependent loads
+    /// (the filter, its criteria, their field names); in rounds, the loads of different
+    /// members overlap instead of each waiting for the one before.
     pub fn resolve_tail(&self, out: &mut Vec<SubscriberId>, start: usize, message: &Message) {
         let inner = self.inner.read();
-        let found = |id| {
-            // A subscription removed since the topic walk saw it is simply gone.
-            is_synthetic(id)
-                .then(|| inner.by_synthetic.get(&id))
-                .flatten()
-        };
+        let mut found = Found::new();
+        let mut direct = Direct::new();
         let mut kept = start;
-        let mut keep = |out: &mut Vec<SubscriberId>, id, held: Option<&Held>| {
-            let real = if is_synthetic(id) {
-                held.filter(|held| held.filter.matches(message))
-                    .map(|held| held.subscriber)
-            } else {
-                Some(id)
-            };
-            if let Some(real) = real {
-                out[kept] = real;
+        for at in start..out.len() {
+            let id = out[at];
+            if !is_synthetic(id) {
+                out[kept] = id;
                 kept += 1;
-            }
-        };
-        if out.len() - start <= STAGE {
-            for at in start..out.len() {
-                let id = out[at];
-                keep(out, id, found(id));
-            }
-        } else {
-            let mut held: [Option<&Held>; STAGE] = [None; STAGE];
-            let mut next = start;
-            while next < out.len() {
-                let stage = next..out.len().min(next + STAGE);
-                for (slot, &id) in held.iter_mut().zip(&out[stage.clone()]) {
-                    *slot = found(id);
-                    if let Some(held) = slot {
-                        prefetch(Arc::as_ptr(&held.filter).cast());
-                    }
-                }
-                for held in held[..stage.len()].iter().flatten() {
-                    held.filter.prefetch();
-                }
-                for (&slot, at) in held.iter().zip(stage.clone()) {
-                    let id = out[at];
-                    keep(out, id, slot);
-                }
-                next = stage.end;
+            } else if let Some(bucket) = inner.buckets.get(id) {
+                // (A bucket emptied since the topic walk saw it is simply gone.)
+                bucket.resolve(message, &mut found, &mut direct);
             }
         }
         out.truncate(kept);
+        out.extend_from_slice(&found);
+        if direct.len() <= STAGE {
+            out.extend(
+                direct
+                    .iter()
+                    .filter(|m| m.filter.matches(message))
+                    .map(|m| m.subscriber),
+            );
+        } else {
+            for stage in direct.chunks(STAGE) {
+                for member in stage {
+                    prefetch(Arc::as_ptr(&member.filter).cast());
+                }
+                for member in stage {
+                    member.filter.prefetch();
+                }
+                out.extend(
+                    stage
+                        .iter()
+                        .filter(|m| m.filter.matches(message))
+                        .map(|m| m.subscriber),
+                );
+            }
+        }
         dedup_tail(out, start);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{any_synthetic, SYNTHETIC};
+    use super::{any_synthetic, Buckets, BUCKET, GENERATIONS, SYNTHETIC};
+
+    #[test]
+    fn a_reused_place_gives_a_new_id_and_the_old_one_finds_nothing() {
+        let mut buckets = Buckets::default();
+        let first = buckets.make();
+        let second = buckets.make();
+        assert_ne!(first, second);
+        for id in [first, second] {
+            assert_eq!(id & (SYNTHETIC | BUCKET), SYNTHETIC | BUCKET);
+            assert!(buckets.get(id).is_some());
+        }
+        buckets.remove(first);
+        assert!(buckets.get(first).is_none());
+        let again = buckets.make();
+        assert_eq!(
+            again & 0xFFFF_FFFF,
+            first & 0xFFFF_FFFF,
+            "the place is reused"
+        );
+        assert_ne!(again, first);
+        assert!(
+            buckets.get(first).is_none(),
+            "a stale id names another generation"
+        );
+        assert!(buckets.get(again).is_some() && buckets.get(second).is_some());
+        // Generations wrap within the bits below `BUCKET`: after the last, the first again.
+        let place = again & 0xFFFF_FFFF;
+        buckets.remove(again);
+        buckets.places[usize::try_from(place).unwrap()].0 = GENERATIONS - 1;
+        let wrapped = buckets.make();
+        assert_eq!(wrapped, SYNTHETIC | BUCKET | place);
+        assert!(buckets.get(wrapped).is_some());
+    }
 
     #[test]
     fn any_synthetic_sees_the_marked_id_wherever_it_sits() {
