@@ -134,7 +134,7 @@ def test_the_boundary_bench_times_a_cached_matcher_under_its_own_label() -> None
     assert {r.algorithm for r in records} == {"cstrie[cache 8192]"}
     ratios = [r.value for r in records if r.metric == "lookup_many/paho"]
     assert len(ratios) == len(fanout.SHAPES)
-    assert all(math.isfinite(v) and v > 0 for v in ratios)
+    assert all(v is not None and math.isfinite(v) and v > 0 for v in ratios)
 
 
 def test_best_of_each_takes_the_runs_in_turn_each_several_times_in_a_row(
