@@ -46,6 +46,31 @@ def test_every_change_is_seen_at_once() -> None:
             m.lookup(too_long)
 
 
+@pytest.mark.parametrize("algorithm", ["cstrie", "inverted_bitmap"])
+def test_where_subscriptions_joining_and_leaving_a_cached_pattern_are_seen_at_once(
+        algorithm: str) -> None:
+    """A `where=` subscription to a pattern that already has one changes only the pattern's
+    bucket, not what the algorithm (and its cache) holds: cached topics still see it come and
+    go, and the last one's leaving empties the pattern for them."""
+    m = tm.Matcher("mqtt", algorithm, cache_capacity=16)
+    first = m.subscribe("notify/#", "u0", where={"user": 0})
+    m.subscribe("notify/#", "all")
+    for _ in range(3):
+        assert sorted(m.lookup("notify/a", fields={"user": 0})) == ["all", "u0"]
+    ids = [m.subscribe("notify/#", f"u{i}", where={"user": i}) for i in range(1, 40)]
+    for i in (1, 20, 39):
+        assert sorted(m.lookup("notify/a", fields={"user": i})) == ["all", f"u{i}"]
+        assert sorted(m.lookup_many(["notify/a"], fields=[{"user": i}])[0]) == ["all", f"u{i}"]
+    assert m.unsubscribe(first)
+    assert m.lookup("notify/a", fields={"user": 0}) == ["all"]
+    for sid in ids:
+        assert m.unsubscribe(sid)
+    for i in range(40):
+        assert m.lookup("notify/a", fields={"user": i}) == ["all"]
+    m.subscribe("notify/#", "back", where={"user": 5})
+    assert sorted(m.lookup("notify/a", fields={"user": 5})) == ["all", "back"]
+
+
 def test_pickle_keeps_the_capacity() -> None:
     m = _loaded(5)
     m.lookup("a.b")
