@@ -31,7 +31,8 @@ use crate::error::Error;
 use crate::fields::filtered::SUBSCRIPTION_IDS;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 
-/// Every id that is not a registry id has this bit (filtered subscriptions, groups, members).
+/// Every id that is not a registry id has this bit (filtered subscriptions and their buckets,
+/// groups, members).
 pub(super) const SYNTHETIC: SubscriberId = 1 << 63;
 /// With [`SYNTHETIC`]: a group, as the algorithm holds it; the low bits are its index.
 pub(super) const GROUP: SubscriberId = 1 << 62;
