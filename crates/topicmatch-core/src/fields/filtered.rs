@@ -106,7 +106,7 @@ impl Bucket {
         let position = self.members.len();
         if let Some((index, places)) = self.index.as_deref_mut() {
             member.slot = index.insert(&member.filter);
-            place(places, member.slot, position);
+            record_place(places, member.slot, position);
         }
         self.members.push(member);
         if self.index.is_none() && self.members.len() > INDEXED_ABOVE {
@@ -114,7 +114,7 @@ impl Bucket {
             let mut places = Vec::with_capacity(self.members.len());
             for (position, member) in self.members.iter_mut().enumerate() {
                 member.slot = index.insert(&member.filter);
-                place(&mut places, member.slot, position);
+                record_place(&mut places, member.slot, position);
             }
             self.index = Some(Box::new((index, places)));
         }
@@ -156,7 +156,7 @@ type Found = SmallVec<[SubscriberId; 16]>;
 type Direct<'b> = SmallVec<[&'b Member; STAGE]>;
 
 /// Records that index slot `slot` holds the member at `position`.
-fn place(places: &mut Vec<usize>, slot: Slot, position: usize) {
+fn record_place(places: &mut Vec<usize>, slot: Slot, position: usize) {
     let slot = slot as usize;
     if places.len() <= slot {
         places.resize(slot + 1, usize::MAX);
