@@ -69,12 +69,10 @@ pub fn any_synthetic(ids: &[SubscriberId]) -> bool {
     ids.iter().fold(0, |acc, &id| acc | id) & SYNTHETIC != 0
 }
 
-/// A filtered subscription, by its synthetic id.
+/// Where a filtered subscription is held, by its synthetic id: its pattern, its bucket's id
+/// and its place in the bucket's `members` (which hold its filter and subscriber).
 struct Held {
     pattern: Arc<str>,
-    filter: Arc<Filter>,
-    subscriber: SubscriberId,
-    /// Its bucket's id, and its place in the bucket's `members`.
     bucket: SubscriberId,
     position: usize,
 }
@@ -121,9 +119,9 @@ impl Bucket {
         position
     }
 
-    /// Removes the member at `position`; the synthetic id of the member moved into its
-    /// place, if one was.
-    fn remove(&mut self, position: usize) -> Option<SubscriberId> {
+    /// Removes the member at `position`; it, and the synthetic id of the member moved into
+    /// its place, if one was.
+    fn remove(&mut self, position: usize) -> (Member, Option<SubscriberId>) {
         let member = self.members.swap_remove(position);
         if let Some((index, places)) = self.index.as_deref_mut() {
             index.remove(member.slot, &member.filter);
@@ -134,7 +132,8 @@ impl Bucket {
         if self.members.len() <= UNINDEXED_AT {
             self.index = None;
         }
-        self.members.get(position).map(|moved| moved.synthetic)
+        let moved = self.members.get(position).map(|moved| moved.synthetic);
+        (member, moved)
     }
 
     /// Appends the subscribers of the members whose filters `message` passes (indexed), or
@@ -225,6 +224,18 @@ struct Inner {
     bucket_of: FxHashMap<Arc<str>, SubscriberId>,
 }
 
+impl Inner {
+    /// The held subscription of synthetic id `id`, as its bucket holds it.
+    fn member(&self, id: SubscriberId) -> &Member {
+        let held = self.by_synthetic.get(&id).expect("held synthetic id");
+        &self
+            .buckets
+            .get(held.bucket)
+            .expect("a held subscription's bucket is held")
+            .members[held.position]
+    }
+}
+
 /// Filtered subscriptions by synthetic id, by (pattern, filter, subscriber) and in buckets by
 /// pattern.
 #[derive(Default)]
@@ -281,14 +292,13 @@ impl FilterTable {
                 synthetic,
                 slot: 0,
             });
-        let key = (pattern.clone(), filter.clone(), subscriber);
-        inner.by_key.insert(key, id);
+        inner
+            .by_key
+            .insert((pattern.clone(), filter, subscriber), id);
         inner.by_synthetic.insert(
             synthetic,
             Held {
                 pattern,
-                filter,
-                subscriber,
                 bucket,
                 position,
             },
@@ -308,14 +318,15 @@ impl FilterTable {
         let mut inner = self.inner.write();
         let inner = &mut *inner;
         let held = inner.by_synthetic.remove(&id).expect("held synthetic id");
-        inner
-            .by_key
-            .remove(&(held.pattern.clone(), held.filter, held.subscriber));
         let bucket = inner
             .buckets
             .get_mut(held.bucket)
             .expect("a held subscription's bucket is held");
-        if let Some(moved) = bucket.remove(held.position) {
+        let (member, moved) = bucket.remove(held.position);
+        inner
+            .by_key
+            .remove(&(held.pattern.clone(), member.filter, member.subscriber));
+        if let Some(moved) = moved {
             inner
                 .by_synthetic
                 .get_mut(&moved)
@@ -328,7 +339,7 @@ impl FilterTable {
             emptied(held.bucket);
         }
         self.count.fetch_sub(1, Ordering::Release);
-        held.subscriber
+        member.subscriber
     }
 
     /// The registry id behind `id` (from the engine's table: itself unless synthetic).
@@ -336,12 +347,7 @@ impl FilterTable {
         if !is_synthetic(id) {
             return id;
         }
-        self.inner
-            .read()
-            .by_synthetic
-            .get(&id)
-            .expect("held synthetic id")
-            .subscriber
+        self.inner.read().member(id).subscriber
     }
 
     /// The subscription ids in bucket `bucket` (an id the topic algorithm holds), none if it
@@ -367,8 +373,13 @@ impl FilterTable {
         let inner = self.inner.read();
         let mut all: Vec<_> = inner
             .by_synthetic
-            .iter()
-            .map(|(synthetic, held)| (synthetic & !SYNTHETIC, held.filter.clone()))
+            .keys()
+            .map(|&synthetic| {
+                (
+                    synthetic & !SYNTHETIC,
+                    inner.member(synthetic).filter.clone(),
+                )
+            })
             .collect();
         all.sort_unstable_by_key(|(id, _)| *id);
         all
@@ -400,28 +411,22 @@ impl FilterTable {
         }
         out.truncate(kept);
         out.extend_from_slice(&found);
-        if direct.len() <= STAGE {
-            out.extend(
-                direct
-                    .iter()
-                    .filter(|m| m.filter.matches(message))
-                    .map(|m| m.subscriber),
-            );
-        } else {
-            for stage in direct.chunks(STAGE) {
+        let staged = direct.len() > STAGE;
+        for stage in direct.chunks(STAGE) {
+            if staged {
                 for member in stage {
                     prefetch(Arc::as_ptr(&member.filter).cast());
                 }
                 for member in stage {
                     member.filter.prefetch();
                 }
-                out.extend(
-                    stage
-                        .iter()
-                        .filter(|m| m.filter.matches(message))
-                        .map(|m| m.subscriber),
-                );
             }
+            out.extend(
+                stage
+                    .iter()
+                    .filter(|m| m.filter.matches(message))
+                    .map(|m| m.subscriber),
+            );
         }
         dedup_tail(out, start);
     }
