@@ -6,26 +6,26 @@ import math
 import pickle
 import threading
 from collections import UserDict
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 import topicmatch as tm
 
-SEED_SUBSCRIPTIONS = [
+SEED_SUBSCRIPTIONS: list[dict[str, str | tm.Present]] = [
     {"currency": "USD", "urgent": tm.PRESENT},
     {"currency": "EUR"},
     {"market": "forex", "currency": "EUR"},
     {"urgent": tm.PRESENT},
 ]
-SEED_MESSAGES = {
+SEED_MESSAGES: dict[str, dict[str, object]] = {
     "A": {"currency": "JPY", "market": "forex", "slow": None},
     "B": {"currency": "JPY", "urgent": None},
     "C": {"market": "forex", "currency": "EUR"},
 }
 
 
-def seed_matcher(mode: str) -> tm.FieldMatcher:
+def seed_matcher(mode: Literal["all", "any"]) -> tm.FieldMatcher:
     fm = tm.FieldMatcher()
     for i, criteria in enumerate(SEED_SUBSCRIPTIONS):
         fm.subscribe(criteria, i, mode=mode)
@@ -147,7 +147,7 @@ def test_type_errors() -> None:
     with pytest.raises(TypeError, match="keys must be str"):
         fm.subscribe({1: 1}, "x")  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="single mapping"):
-        fm.lookup_many({"a": 1})
+        fm.lookup_many({"a": 1})  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="mapping of str keys"):
         fm.lookup_many([{"a": 1}, None])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="subscriber"):
@@ -157,6 +157,7 @@ def test_type_errors() -> None:
 def test_criteria_objects() -> None:
     assert repr(tm.PRESENT) == "PRESENT"
     assert pickle.loads(pickle.dumps(tm.PRESENT)) is tm.PRESENT
+    assert isinstance(tm.PRESENT, tm.Present) and isinstance(tm.gt(1), tm.Comparison)
     c = tm.gt(100)
     assert (c.op, c.value, repr(c)) == ("gt", 100, "gt(100)")
     assert tm.le(1.0).value == 1 and tm.lt(0.5).value == 0.5
