@@ -53,8 +53,8 @@ def arrow_rows(m: tm.Matcher, topics: list[str | None]) -> list[set[object] | No
 def test_every_api_of_every_algorithm_agrees_with_naive(
     dialect: str, data: st.DataObject
 ) -> None:
-    subs = data.draw(st.lists(st.tuples(texts(dialect), st.sampled_from([0, 1, 2, "x", "y"])),
-                              max_size=12))
+    subs: list[tuple[str, str | int]] = data.draw(
+        st.lists(st.tuples(texts(dialect), st.sampled_from([0, 1, 2, "x", "y"])), max_size=12))
     drops = data.draw(st.lists(st.integers(0, 11), max_size=4))
     matchers = [tm.Matcher(dialect, algorithm) for algorithm in tm.ALGORITHMS]
     for m in matchers:
@@ -124,7 +124,7 @@ def test_lookup_arrow_inputs_nulls_and_errors(kind: pa.DataType) -> None:
             ] == [[1, 2], [], [2]]
 
 
-def names(m: tm.Matcher, lists: object) -> list[list[object] | None]:
+def names(m: tm.Matcher, lists: object) -> list[list[str] | None]:
     """`lookup_arrow`'s rows as sorted subscriber names (str), through `subscriber_table`."""
     table = m.subscriber_table()
     return [None if r is None else sorted(str(table[i]) for i in r)
@@ -158,7 +158,7 @@ def test_lookup_arrow_takes_a_table_of_one_string_column() -> None:
     with pytest.raises(TypeError, match='column "n" is Int64'):
         m.lookup_arrow(pa.table({"n": [1]}))
     with pytest.raises(TypeError, match="not list"):
-        m.lookup_arrow(["a/b"])
+        m.lookup_arrow(["a/b"])  # type: ignore[call-overload]
 
     class Unreadable(type):
         @property
@@ -170,7 +170,7 @@ def test_lookup_arrow_takes_a_table_of_one_string_column() -> None:
 
     # Its type's module cannot be read: still the TypeError of an object that is not Arrow.
     with pytest.raises(TypeError, match="not Nameless"):
-        m.lookup_arrow(Nameless())
+        m.lookup_arrow(Nameless())  # type: ignore[call-overload]
 
 
 def test_lookup_many_points_an_arrow_array_to_lookup_arrow() -> None:
@@ -179,7 +179,7 @@ def test_lookup_many_points_an_arrow_array_to_lookup_arrow() -> None:
         with pytest.raises(TypeError, match="StringScalar; an Arrow array goes to lookup_arrow"):
             m.lookup_many(topics)
     with pytest.raises(TypeError, match=r"^topic must be str, not int$"):
-        m.lookup_many(iter([1]))
+        m.lookup_many(iter([1]))  # type: ignore[arg-type]
 
 
 def test_lookup_arrow_takes_a_dictionary_of_strings() -> None:
@@ -470,7 +470,7 @@ def test_lookup_arrow_picks_one_group_member_per_row_around_invalid_topics() -> 
 def test_lookup_arrow_rejects_what_is_not_a_string_array() -> None:
     m = tm.Matcher("amqp")
     with pytest.raises(TypeError, match="Arrow string"):
-        m.lookup_arrow(["a.b"])  # type: ignore[arg-type]
+        m.lookup_arrow(["a.b"])  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="string"):
         m.lookup_arrow(pa.array([1, 2]))
     big = pa.array(["x" * 300])

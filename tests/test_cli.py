@@ -217,7 +217,8 @@ def test_the_package_has_no_import_cycle() -> None:
     assert "topicmatch.cli" in graph["topicmatch.__main__"], "the graph sees imports"
 
     def reachable(start: str) -> set[str]:
-        seen, todo = set(), [start]
+        seen: set[str] = set()
+        todo = [start]
         while todo:
             for nxt in graph[todo.pop()] - seen:
                 seen.add(nxt)

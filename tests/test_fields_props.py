@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -51,7 +51,7 @@ def met(c: tuple[str, Any], message: dict[str, Any], field: str) -> bool:
     return {"lt": x < arg, "le": x <= arg, "gt": x > arg, "ge": x >= arg}[kind]
 
 
-def to_py(c: tuple[str, Any]) -> object:
+def to_py(c: tuple[str, Any]) -> Any:
     kind, arg = c
     if kind == "present":
         return tm.PRESENT
@@ -81,7 +81,8 @@ def hits(crit: dict[str, Any], message: dict[str, Any]) -> int:
                ({"a": ("present", None)}, "all", 0, True)],
          msgs=[{"a": None}])
 def test_field_matcher_agrees_with_direct_evaluation(
-    subs: list[tuple[dict[str, Any], str | int, int | str, bool]], msgs: list[dict[str, Any]],
+    subs: list[tuple[dict[str, Any], Literal["all", "any"] | int, int | str, bool]],
+    msgs: list[dict[str, Any]],
 ) -> None:
     fm = tm.FieldMatcher()
     subscribed = []

@@ -170,16 +170,16 @@ def test_wrong_types_are_type_errors_and_change_nothing(algorithm: str) -> None:
     m.subscribe("a.*", "x")
     before = state(m)
     for call in (
-        lambda: m.subscribe(b"a", 1),
-        lambda: m.subscribe("a", 1.5),
+        lambda: m.subscribe(b"a", 1),  # type: ignore[arg-type]
+        lambda: m.subscribe("a", 1.5),  # type: ignore[arg-type]
         lambda: m.subscribe("a", True),
-        lambda: m.unsubscribe("1"),
+        lambda: m.unsubscribe("1"),  # type: ignore[arg-type]
         lambda: m.unsubscribe(True),
-        lambda: m.lookup(None),
+        lambda: m.lookup(None),  # type: ignore[arg-type]
         lambda: m.lookup_many("a.b"),
-        lambda: m.lookup_many(["a.b", 3]),
-        lambda: m.matches_any(object()),
-        lambda: tm.Matcher("amqp", algorithm, max_levels=2.0),
+        lambda: m.lookup_many(["a.b", 3]),  # type: ignore[list-item]
+        lambda: m.matches_any(object()),  # type: ignore[arg-type]
+        lambda: tm.Matcher("amqp", algorithm, max_levels=2.0),  # type: ignore[arg-type]
     ):
         with pytest.raises(TypeError):
             call()

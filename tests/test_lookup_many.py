@@ -287,7 +287,7 @@ def test_result_lists_are_tracked_by_the_cyclic_gc(algorithm: str) -> None:
     assert rows[0] == ["x"] and rows[-1] == []
     node = Node()
     node.row = rows[0]
-    rows[0].append(node)
+    rows[0].append(node)  # type: ignore[arg-type]
     alive = weakref.ref(node)
     del node, rows
     gc.collect()

@@ -95,7 +95,7 @@ def test_rejects_str_subscribers_and_other_types() -> None:
     with pytest.raises(TypeError, match="string"):
         m.lookup_arrow(pa.array([1, 2]))
     with pytest.raises(TypeError, match="Arrow string array"):
-        m.lookup_arrow(["a", "b"])  # type: ignore[arg-type]
+        m.lookup_arrow(["a", "b"])  # type: ignore[call-overload]
 
 
 def test_malformed_arrays_raise(matcher: tm.Matcher) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from topicmatch import cli
 
@@ -21,7 +22,7 @@ MESSAGES = [{"id": 1, "topic": "a/b"}, {"id": 2, "topic": "a"}, {"id": 3, "topic
 SUBSCRIPTIONS = [{"pattern": "a/+", "subscriber": "alice"}, {"pattern": "a/#", "subscriber": "bob"}]
 
 
-def write_table(rows: list[dict[str, object]], path: Path, fmt: str) -> Path:
+def write_table(rows: Sequence[Mapping[str, object]], path: Path, fmt: str) -> Path:
     table = pa.Table.from_pylist(rows)
     if fmt == "parquet":
         pq.write_table(table, path.with_suffix(".parquet"))
@@ -47,8 +48,10 @@ def test_route_files(spark: SparkSession, tmp_path: Path, fmt: str,
     assert code == 0, printed
     assert "messages 4  matches 3  errors 1" in printed and "messages/s" in printed
     assert f"wrote {fmt} to {out}" in printed
-    reader = {"parquet": spark.read.parquet, "csv": spark.read.option("header", True).csv,
-              "jsonl": spark.read.json}[fmt]
+    readers: dict[str, Callable[[str], DataFrame]] = {
+        "parquet": spark.read.parquet, "csv": spark.read.option("header", True).csv,
+        "jsonl": spark.read.json}
+    reader = readers[fmt]
     rows = {(str(r["id"]), r["subscriber"], r["error"] is not None)
             for r in reader(str(out)).collect()}
     assert rows == {("1", "alice", False), ("1", "bob", False), ("2", "bob", False),

@@ -7,6 +7,7 @@ import pickle
 import random
 from collections import Counter
 from collections.abc import Iterator
+from typing import cast
 
 import pyarrow as pa
 import pytest
@@ -118,7 +119,7 @@ def test_large_string_topics(spark: SparkSession) -> None:
             yield pa.RecordBatch.from_pydict({"t": [str(batch.column(1).type)]})
 
     key = "spark.sql.execution.arrow.useLargeVarTypes"
-    before = spark.conf.get(key)
+    before = cast(str, spark.conf.get(key))
     try:
         for large in ("true", "false"):
             spark.conf.set(key, large)
