@@ -3,6 +3,8 @@ the same topics, and every figure is a positive time."""
 
 from __future__ import annotations
 
+import pytest
+
 from topicmatch.bench import store
 
 
@@ -20,6 +22,6 @@ def test_store_benchmark_runs_small() -> None:
     assert "amqtt/store" in text
 
 
-def test_main_prints_the_table(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_main_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert store.main(["--topics", "200", "--repeats", "1"]) == 0
     assert "scan/store" in capsys.readouterr().out

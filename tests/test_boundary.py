@@ -111,7 +111,7 @@ def test_lookup_arrow_inputs_nulls_and_errors(kind: pa.DataType) -> None:
         m.lookup_arrow(topics)
     lists, errors = m.lookup_arrow(topics, errors=True)
     table = m.subscriber_table()
-    rows = [None if r is None else sorted(table[i] for i in r)  # type: ignore[type-var]
+    rows = [None if r is None else sorted(table[i] for i in r)
             for r in pa.array(lists).to_pylist()]
     assert rows == [[1, 2], None, None, None, [], [2]]
     reasons = pa.array(errors).to_pylist()

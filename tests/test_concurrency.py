@@ -141,7 +141,7 @@ def test_subscribers_come_and_go_while_readers_build_results(algorithm: str) -> 
 
     def allowed(sub: str | int, topic: str) -> bool:
         if sub in stable:
-            return tm.matches(stable[sub], topic, DIALECT)  # type: ignore[index]
+            return tm.matches(stable[sub], topic, DIALECT)
         return sub in shared and any(tm.matches(p, topic, DIALECT) for p in churn_patterns)
 
     def reader() -> None:

@@ -4,6 +4,8 @@ words, every wildcard of every dialect): lookups, and each text as a pattern for
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,7 +19,7 @@ def texts(dialect: str) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(WORDS), max_size=5).map(SEP[dialect].join)
 
 
-def outcome(call):  # type: ignore[no-untyped-def]
+def outcome(call: Callable[[], object]) -> object:
     try:
         result = call()
     except tm.TopicMatchError as exc:

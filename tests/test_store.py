@@ -356,7 +356,7 @@ def _rows() -> list[tuple[str, str, str, bool]]:
     rows = [tuple(r) for r in json.loads((CASES / "conformance.json").read_text())["matches"]]
     for suite in json.loads((CASES / "brokers.json").read_text())["suites"]:
         rows += [(suite["dialect"], *r) for r in suite.get("matches", [])]
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 def _valid_topic(dialect: str, topic: str) -> bool:
