@@ -85,6 +85,21 @@ impl PyMatcher {
     pub(crate) fn cost(&self) -> &gil::Cost {
         &self.cost
     }
+
+    /// A single-topic call's topic (a `str` of this matcher's dialect) and message (the
+    /// `fields` mapping; none: a message without fields).
+    fn message<'a>(
+        &self,
+        topic: &'a Bound<'_, PyAny>,
+        fields: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(&'a str, Message)> {
+        let topic = convert::topic_str(topic, self.engine.dialect())?;
+        let fields = fields
+            .map(criteria::message)
+            .transpose()?
+            .unwrap_or_default();
+        Ok((topic, fields))
+    }
 }
 
 #[pymethods]
@@ -240,11 +255,7 @@ impl PyMatcher {
         topic: &Bound<'py, PyAny>,
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let topic = convert::topic_str(topic, self.engine.dialect())?;
-        let fields = fields
-            .map(criteria::message)
-            .transpose()?
-            .unwrap_or_default();
+        let (topic, fields) = self.message(topic, fields)?;
         let engine = &*self.engine;
         let guard = crossbeam_epoch::pin();
         with_ids(|ids| {
@@ -325,11 +336,7 @@ impl PyMatcher {
         topic: &Bound<'_, PyAny>,
         fields: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let topic = convert::topic_str(topic, self.engine.dialect())?;
-        let fields = fields
-            .map(criteria::message)
-            .transpose()?
-            .unwrap_or_default();
+        let (topic, fields) = self.message(topic, fields)?;
         let engine = &*self.engine;
         self.cost
             .run(py, 1, || engine.matches_any_fields(topic, &fields))?
@@ -376,11 +383,7 @@ impl PyMatcher {
         topic: &Bound<'py, PyAny>,
         fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let topic = convert::topic_str(topic, self.engine.dialect())?;
-        let fields = fields
-            .map(criteria::message)
-            .transpose()?
-            .unwrap_or_default();
+        let (topic, fields) = self.message(topic, fields)?;
         groups::lookup_groups(py, self, topic, &fields)
     }
 
