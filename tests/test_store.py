@@ -226,7 +226,7 @@ def test_types_are_checked() -> None:
         lambda: store.match(None),  # type: ignore[arg-type]
         lambda: store.match_many("a/b"),
         lambda: store.match_many([1]),  # type: ignore[list-item]
-        lambda: store.pop("a", 1, 2),
+        lambda: store.pop("a", 1, 2),  # type: ignore[call-overload]
     ):
         with pytest.raises(TypeError):
             call()
