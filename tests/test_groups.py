@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import pickle
 import threading
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pytest
@@ -171,3 +172,89 @@ def test_threads_never_lose_a_message_of_a_group() -> None:
     finally:
         stop.set()
         worker.join()
+
+
+@given(dialect=st.sampled_from(tm.DIALECTS), data=st.data())
+def test_plain_filtered_and_group_subscriptions_together(dialect: str,
+                                                         data: st.DataObject) -> None:
+    """Plain, `where=` and group subscriptions in one matcher, some of them dropped: every
+    algorithm, through `lookup_groups`, `lookup`, `lookup_many` with fields and `matches_any`,
+    against a model of the held subscriptions read with `tm.matches` and the criteria."""
+    sep = "/" if dialect == "mqtt" else "."
+    pattern = st.lists(st.sampled_from(["a", "b", "", "*", "#", "+", ">"]), min_size=1,
+                       max_size=3).map(sep.join)
+    subs: list[tuple[str, str | int, str | None, int | None]] = data.draw(
+        st.lists(st.tuples(pattern, st.sampled_from(["p", "q", 1, 2]),
+                                        st.sampled_from([None, "g", "h"]),
+                                        st.sampled_from([None, 0, 1])), max_size=12))
+    drops = data.draw(st.lists(st.integers(0, 11), max_size=4))
+    topics = data.draw(st.lists(st.lists(st.sampled_from(["a", "b", "", "$s"]), min_size=1,
+                                         max_size=3).map(sep.join), min_size=1, max_size=5))
+    topics = [t for t in topics if valid_topic(dialect, t)]
+    messages: list[dict[str, object] | None] = data.draw(st.lists(
+        st.sampled_from([None, {}, {"k": 0}, {"k": 1}, {"k": "0"}]),
+        min_size=len(topics), max_size=len(topics)))
+    for algorithm in tm.ALGORITHMS:
+        m = tm.Matcher(dialect, algorithm)
+        held: dict[int, tuple[str, str | int, str | None, dict[str, int] | None]] = {}
+        for p, sub, group, value in subs:
+            # A group subscription takes no criteria.
+            where: dict[str, int] | None = (
+                None if value is None or group is not None else {"k": value})
+            try:
+                held[m.subscribe(p, sub, group=group, where=where)] = (p, sub, group, where)
+            except tm.InvalidPattern:
+                pass
+        ids = list(held)
+        for i in drops:
+            if i < len(ids) and ids[i] in held:
+                assert m.unsubscribe(ids[i])
+                del held[ids[i]]
+
+        def model(topic: str, message: dict[str, object] | None
+                  ) -> tuple[set[str | int], dict[tuple[str, str], set[str | int]]]:
+            value = (message or {}).get("k")
+            plain = {sub for p, sub, group, where in held.values()
+                     if group is None and tm.matches(p, topic, dialect=dialect)
+                     and (where is None or (value == where["k"]
+                                            and type(value) is type(where["k"])))}
+            groups: dict[tuple[str, str], set[str | int]] = {}
+            for p, sub, group, _ in held.values():
+                if group is not None and tm.matches(p, topic, dialect=dialect):
+                    groups.setdefault((group, p), set()).add(sub)
+            return plain, groups
+
+        rows = m.lookup_many(topics, fields=messages)
+        for topic, message, row in zip(topics, messages, rows):
+            plain, groups = model(topic, message)
+            got_plain, got_groups = m.lookup_groups(topic, message)
+            case = (algorithm, topic, message)
+            assert len(got_plain) == len(set(got_plain)) and set(got_plain) == plain, case
+            assert {k: set(v) for k, v in got_groups.items()} == groups, case
+            assert m.matches_any(topic, message) == bool(plain or groups), case
+            for got in (m.lookup(topic, message), row):
+                assert delivered(got, plain, groups), (case, got)
+        # Arrow rows carry no fields: the messages without them.
+        table = m.subscriber_table()
+        lists = pa.array(m.lookup_arrow(pa.array(topics, pa.string()))).to_pylist()
+        for topic, indices in zip(topics, lists):
+            assert delivered([table[i] for i in indices], *model(topic, None)), (algorithm, topic)
+
+
+def delivered(got: Sequence[object], plain: set[str | int],
+              groups: dict[tuple[str, str], set[str | int]]) -> bool:
+    """Every plain subscriber once, and one member of each matching group (a member
+    also delivered otherwise is not delivered twice)."""
+    picked = set(got) - plain
+    return (len(got) == len(set(got)) and plain <= set(got)
+            and len(picked) <= len(groups)
+            and all(set(got) & members for members in groups.values())
+            and picked <= set().union(*groups.values()))
+
+
+def valid_topic(dialect: str, topic: str) -> bool:
+    try:
+        tm.matches("#" if dialect != "nats" else ">", topic, dialect=dialect)
+    except tm.InvalidTopic:
+        return False
+    return True
