@@ -178,8 +178,9 @@ def test_threads_never_lose_a_message_of_a_group() -> None:
 def test_plain_filtered_and_group_subscriptions_together(dialect: str,
                                                          data: st.DataObject) -> None:
     """Plain, `where=` and group subscriptions in one matcher, some of them dropped: every
-    algorithm, through `lookup_groups`, `lookup`, `lookup_many` with fields and `matches_any`,
-    against a model of the held subscriptions read with `tm.matches` and the criteria."""
+    algorithm, through `lookup_groups` (also of a pickled copy), `lookup`, `lookup_many` with
+    fields, `matches_any` and `lookup_arrow`, against a model of the held subscriptions read
+    with `tm.matches` and the criteria."""
     sep = "/" if dialect == "mqtt" else "."
     pattern = st.lists(st.sampled_from(["a", "b", "", "*", "#", "+", ">"]), min_size=1,
                        max_size=3).map(sep.join)
@@ -224,6 +225,7 @@ def test_plain_filtered_and_group_subscriptions_together(dialect: str,
                     groups.setdefault((group, p), set()).add(sub)
             return plain, groups
 
+        copy = pickle.loads(pickle.dumps(m))
         rows = m.lookup_many(topics, fields=messages)
         for topic, message, row in zip(topics, messages, rows):
             plain, groups = model(topic, message)
@@ -234,6 +236,9 @@ def test_plain_filtered_and_group_subscriptions_together(dialect: str,
             assert m.matches_any(topic, message) == bool(plain or groups), case
             for got in (m.lookup(topic, message), row):
                 assert delivered(got, plain, groups), (case, got)
+            plain_copy, groups_copy = copy.lookup_groups(topic, message)
+            assert set(plain_copy) == plain and {
+                k: set(v) for k, v in groups_copy.items()} == groups, case
         # Arrow rows carry no fields: the messages without them.
         table = m.subscriber_table()
         lists = pa.array(m.lookup_arrow(pa.array(topics, pa.string()))).to_pylist()
