@@ -174,76 +174,25 @@ def test_threads_never_lose_a_message_of_a_group() -> None:
         worker.join()
 
 
-@given(dialect=st.sampled_from(tm.DIALECTS), data=st.data())
-def test_plain_filtered_and_group_subscriptions_together(dialect: str,
-                                                         data: st.DataObject) -> None:
-    """Plain, `where=` and group subscriptions in one matcher, some of them dropped: every
-    algorithm, through `lookup_groups` (also of a pickled copy), `lookup`, `lookup_many` with
-    fields, `matches_any` and `lookup_arrow`, against a model of the held subscriptions read
-    with `tm.matches` and the criteria."""
-    sep = "/" if dialect == "mqtt" else "."
-    pattern = st.lists(st.sampled_from(["a", "b", "", "*", "#", "+", ">"]), min_size=1,
-                       max_size=3).map(sep.join)
-    subs: list[tuple[str, str | int, str | None, int | None]] = data.draw(
-        st.lists(st.tuples(pattern, st.sampled_from(["p", "q", 1, 2]),
-                                        st.sampled_from([None, "g", "h"]),
-                                        st.sampled_from([None, 0, 1])), max_size=12))
-    drops = data.draw(st.lists(st.integers(0, 11), max_size=4))
-    topics = data.draw(st.lists(st.lists(st.sampled_from(["a", "b", "", "$s"]), min_size=1,
-                                         max_size=3).map(sep.join), min_size=1, max_size=5))
-    topics = [t for t in topics if valid_topic(dialect, t)]
-    messages: list[dict[str, object] | None] = data.draw(st.lists(
-        st.sampled_from([None, {}, {"k": 0}, {"k": 1}, {"k": "0"}]),
-        min_size=len(topics), max_size=len(topics)))
-    for algorithm in tm.ALGORITHMS:
-        m = tm.Matcher(dialect, algorithm)
-        held: dict[int, tuple[str, str | int, str | None, dict[str, int] | None]] = {}
-        for p, sub, group, value in subs:
-            # A group subscription takes no criteria.
-            where: dict[str, int] | None = (
-                None if value is None or group is not None else {"k": value})
-            try:
-                held[m.subscribe(p, sub, group=group, where=where)] = (p, sub, group, where)
-            except tm.InvalidPattern:
-                pass
-        ids = list(held)
-        for i in drops:
-            if i < len(ids) and ids[i] in held:
-                assert m.unsubscribe(ids[i])
-                del held[ids[i]]
+#: A held subscription of the mixed-subscription properties: pattern, subscriber, group and
+#: `where=` criteria.
+Held = tuple[str, str | int, str | None, dict[str, int] | None]
 
-        def model(topic: str, message: dict[str, object] | None
-                  ) -> tuple[set[str | int], dict[tuple[str, str], set[str | int]]]:
-            value = (message or {}).get("k")
-            plain = {sub for p, sub, group, where in held.values()
-                     if group is None and tm.matches(p, topic, dialect=dialect)
-                     and (where is None or (value == where["k"]
-                                            and type(value) is type(where["k"])))}
-            groups: dict[tuple[str, str], set[str | int]] = {}
-            for p, sub, group, _ in held.values():
-                if group is not None and tm.matches(p, topic, dialect=dialect):
-                    groups.setdefault((group, p), set()).add(sub)
-            return plain, groups
 
-        copy = pickle.loads(pickle.dumps(m))
-        rows = m.lookup_many(topics, fields=messages)
-        for topic, message, row in zip(topics, messages, rows):
-            plain, groups = model(topic, message)
-            got_plain, got_groups = m.lookup_groups(topic, message)
-            case = (algorithm, topic, message)
-            assert len(got_plain) == len(set(got_plain)) and set(got_plain) == plain, case
-            assert {k: set(v) for k, v in got_groups.items()} == groups, case
-            assert m.matches_any(topic, message) == bool(plain or groups), case
-            for got in (m.lookup(topic, message), row):
-                assert delivered(got, plain, groups), (case, got)
-            plain_copy, groups_copy = copy.lookup_groups(topic, message)
-            assert set(plain_copy) == plain and {
-                k: set(v) for k, v in groups_copy.items()} == groups, case
-        # Arrow rows carry no fields: the messages without them.
-        table = m.subscriber_table()
-        lists = pa.array(m.lookup_arrow(pa.array(topics, pa.string()))).to_pylist()
-        for topic, indices in zip(topics, lists):
-            assert delivered([table[i] for i in indices], *model(topic, None)), (algorithm, topic)
+def model(dialect: str, held: dict[int, Held], topic: str, message: dict[str, object] | None
+          ) -> tuple[set[str | int], dict[tuple[str, str], set[str | int]]]:
+    """What `lookup_groups` must give for `topic` and `message`: the plain and `where=`
+    subscribers matching (`tm.matches`, and the criteria read here), and each matching group
+    with its members."""
+    value = (message or {}).get("k")
+    plain = {sub for p, sub, group, where in held.values()
+             if group is None and tm.matches(p, topic, dialect=dialect)
+             and (where is None or (value == where["k"] and type(value) is type(where["k"])))}
+    groups: dict[tuple[str, str], set[str | int]] = {}
+    for p, sub, group, _ in held.values():
+        if group is not None and tm.matches(p, topic, dialect=dialect):
+            groups.setdefault((group, p), set()).add(sub)
+    return plain, groups
 
 
 def delivered(got: Sequence[object], plain: set[str | int],
@@ -258,8 +207,121 @@ def delivered(got: Sequence[object], plain: set[str | int],
 
 
 def valid_topic(dialect: str, topic: str) -> bool:
+    """Whether `topic` is a topic `dialect` accepts (what `matches` checks of its topic)."""
     try:
         tm.matches("#" if dialect != "nats" else ">", topic, dialect=dialect)
     except tm.InvalidTopic:
         return False
     return True
+
+
+@given(dialect=st.sampled_from(tm.DIALECTS), data=st.data())
+def test_plain_filtered_and_group_subscriptions_together(dialect: str,
+                                                         data: st.DataObject) -> None:
+    """Plain, `where=` and group subscriptions in one matcher, some of them dropped: every
+    algorithm, through `lookup_groups` (also of a pickled copy), `lookup`, `lookup_many` with
+    fields, `matches_any` and `lookup_arrow`, against a model of the held subscriptions read
+    with `tm.matches` and the criteria."""
+    sep = "/" if dialect == "mqtt" else "."
+    pattern = st.lists(st.sampled_from(["a", "b", "", "*", "#", "+", ">"]), min_size=1,
+                       max_size=3).map(sep.join)
+    subs: list[tuple[str, str | int, str | None, int | None]] = data.draw(
+        st.lists(st.tuples(pattern, st.sampled_from(["p", "q", 1, 2]),
+                           st.sampled_from([None, "g", "h"]), st.sampled_from([None, 0, 1])),
+                 max_size=12))
+    drops = data.draw(st.lists(st.integers(0, 11), max_size=4))
+    topics = data.draw(st.lists(st.lists(st.sampled_from(["a", "b", "", "$s"]), min_size=1,
+                                         max_size=3).map(sep.join), min_size=1, max_size=5))
+    topics = [t for t in topics if valid_topic(dialect, t)]
+    messages: list[dict[str, object] | None] = data.draw(st.lists(
+        st.sampled_from([None, {}, {"k": 0}, {"k": 1}, {"k": "0"}]),
+        min_size=len(topics), max_size=len(topics)))
+    for algorithm in tm.ALGORITHMS:
+        m = tm.Matcher(dialect, algorithm)
+        held: dict[int, Held] = {}
+        for p, sub, group, value in subs:
+            # A group subscription takes no criteria.
+            where: dict[str, int] | None = (
+                None if value is None or group is not None else {"k": value})
+            try:
+                held[m.subscribe(p, sub, group=group, where=where)] = (p, sub, group, where)
+            except tm.InvalidPattern:
+                pass
+        ids = list(held)
+        for i in drops:
+            if i < len(ids) and ids[i] in held:
+                assert m.unsubscribe(ids[i])
+                del held[ids[i]]
+
+        copy = pickle.loads(pickle.dumps(m))
+        rows = m.lookup_many(topics, fields=messages)
+        for topic, message, row in zip(topics, messages, rows):
+            plain, groups = model(dialect, held, topic, message)
+            got_plain, got_groups = m.lookup_groups(topic, message)
+            case = (algorithm, topic, message)
+            assert len(got_plain) == len(set(got_plain)) and set(got_plain) == plain, case
+            assert {k: set(v) for k, v in got_groups.items()} == groups, case
+            assert m.matches_any(topic, message) == bool(plain or groups), case
+            for got in (m.lookup(topic, message), row):
+                assert delivered(got, plain, groups), (case, got)
+            plain_copy, groups_copy = copy.lookup_groups(topic, message)
+            assert set(plain_copy) == plain and {
+                k: set(v) for k, v in groups_copy.items()} == groups, case
+        # Arrow rows carry no fields: the messages without them.
+        table = m.subscriber_table()
+        lists = pa.array(m.lookup_arrow(pa.array(topics, pa.string()))).to_pylist()
+        for topic, indices in zip(topics, lists):
+            assert delivered([table[i] for i in indices], *model(dialect, held, topic, None)), (
+                algorithm, topic)
+
+
+@given(dialect=st.sampled_from(tm.DIALECTS), data=st.data())
+def test_caches_follow_mixed_subscriptions_as_they_change(dialect: str,
+                                                          data: st.DataObject) -> None:
+    """Lookups between subscribes and unsubscribes of plain, `where=` and group subscriptions:
+    the result caches (`cstrie` and `inverted_bitmap` with small capacities) never answer
+    from before a change, and every algorithm gives the model's answer after each one."""
+    sep = "/" if dialect == "mqtt" else "."
+    words = st.lists(st.sampled_from(["a", "b", "*", "#", "+", ">"]), min_size=1, max_size=3)
+    topic_words = st.lists(st.sampled_from(["a", "b", "$s"]), min_size=1, max_size=3)
+    # (what, pattern or topic, subscriber, group, criterion's value, which id, message)
+    ops: list[tuple[str, str, str | int, str | None, int | None, int,
+                    dict[str, object] | None]] = data.draw(st.lists(st.one_of(
+        st.tuples(st.just("subscribe"), words.map(sep.join), st.sampled_from(["p", "q", 1]),
+                  st.sampled_from([None, "g"]), st.sampled_from([None, 0, 1]), st.just(0),
+                  st.none()),
+        st.tuples(st.just("unsubscribe"), st.just(""), st.just(0), st.none(), st.none(),
+                  st.integers(0, 15), st.none()),
+        st.tuples(st.just("look"), topic_words.map(sep.join), st.just(0), st.none(),
+                  st.none(), st.just(0), st.sampled_from([None, {"k": 0}, {"k": 1}]))),
+        max_size=30))
+    matchers = [tm.Matcher(dialect, a) for a in tm.ALGORITHMS] + [
+        tm.Matcher(dialect, "cstrie", cache_capacity=8),
+        tm.Matcher(dialect, "inverted_bitmap", cache_capacity=2)]
+    held: dict[int, Held] = {}
+    issued: list[int] = []
+    for what, text, sub, group, value, which, message in ops:
+        if what == "subscribe":
+            where = None if value is None or group is not None else {"k": value}
+            try:
+                ids = {m.subscribe(text, sub, group=group, where=where) for m in matchers}
+            except tm.InvalidPattern:
+                continue
+            assert len(ids) == 1, text
+            sid = ids.pop()
+            held[sid] = (text, sub, group, where)
+            issued.append(sid)
+        elif what == "unsubscribe" and which < len(issued):
+            sid = issued[which]
+            assert {m.unsubscribe(sid) for m in matchers} == {sid in held}, sid
+            held.pop(sid, None)
+        elif what == "look" and valid_topic(dialect, text):
+            plain, groups = model(dialect, held, text, message)
+            for m in matchers:
+                case = (m.algorithm, m.cache_capacity, text, message)
+                got_plain, got_groups = m.lookup_groups(text, message)
+                assert set(got_plain) == plain, case
+                assert {k: set(v) for k, v in got_groups.items()} == groups, case
+                assert delivered(m.lookup(text, message), plain, groups), case
+                assert delivered(m.lookup_many([text], fields=[message])[0], plain,
+                                 groups), case
