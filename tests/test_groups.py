@@ -325,3 +325,11 @@ def test_caches_follow_mixed_subscriptions_as_they_change(dialect: str,
                 assert delivered(m.lookup(text, message), plain, groups), case
                 assert delivered(m.lookup_many([text], fields=[message])[0], plain,
                                  groups), case
+                if message is None:
+                    # A dictionary's repeated topic, looked up once unless a group was held.
+                    table = m.subscriber_table()
+                    column = pa.array([text, text, None]).dictionary_encode()
+                    *rows, null = pa.array(m.lookup_arrow(column)).to_pylist()
+                    assert null is None, case
+                    for row in rows:
+                        assert delivered([table[i] for i in row], plain, groups), case
