@@ -280,7 +280,8 @@ def test_caches_follow_mixed_subscriptions_as_they_change(dialect: str,
                                                           data: st.DataObject) -> None:
     """Lookups between subscribes and unsubscribes of plain, `where=` and group subscriptions:
     the result caches (`cstrie` and `inverted_bitmap` with small capacities) never answer
-    from before a change, and every algorithm gives the model's answer after each one."""
+    from before a change, and every algorithm gives the model's answer after each one, its
+    `covering` and `intersecting` those of `tm.covers` and `tm.intersects`."""
     sep = "/" if dialect == "mqtt" else "."
     words = st.lists(st.sampled_from(["a", "b", "*", "#", "+", ">"]), min_size=1, max_size=3)
     topic_words = st.lists(st.sampled_from(["a", "b", "$s"]), min_size=1, max_size=3)
@@ -293,7 +294,9 @@ def test_caches_follow_mixed_subscriptions_as_they_change(dialect: str,
         st.tuples(st.just("unsubscribe"), st.just(""), st.just(0), st.none(), st.none(),
                   st.integers(0, 15), st.none()),
         st.tuples(st.just("look"), topic_words.map(sep.join), st.just(0), st.none(),
-                  st.none(), st.just(0), st.sampled_from([None, {"k": 0}, {"k": 1}]))),
+                  st.none(), st.just(0), st.sampled_from([None, {"k": 0}, {"k": 1}])),
+        st.tuples(st.just("relate"), words.map(sep.join), st.just(0), st.none(), st.none(),
+                  st.just(0), st.none())),
         max_size=30))
     matchers = [tm.Matcher(dialect, a) for a in tm.ALGORITHMS] + [
         tm.Matcher(dialect, "cstrie", cache_capacity=8),
@@ -315,6 +318,19 @@ def test_caches_follow_mixed_subscriptions_as_they_change(dialect: str,
             sid = issued[which]
             assert {m.unsubscribe(sid) for m in matchers} == {sid in held}, sid
             held.pop(sid, None)
+        elif what == "relate":
+            try:
+                tm.covers(text, text, dialect=dialect)
+            except tm.InvalidPattern:
+                continue
+            covering = {sid for sid, (p, *_) in held.items()
+                        if tm.covers(p, text, dialect=dialect)}
+            intersecting = {sid for sid, (p, *_) in held.items()
+                            if tm.intersects(p, text, dialect=dialect)}
+            for m in matchers:
+                assert {sid for sid, *_ in m.covering(text)} == covering, (m.algorithm, text)
+                assert {sid for sid, *_ in m.intersecting(text)} == intersecting, (
+                    m.algorithm, text)
         elif what == "look" and valid_topic(dialect, text):
             plain, groups = model(dialect, held, text, message)
             for m in matchers:
