@@ -1,6 +1,7 @@
 """Shared subscriptions and queue groups through the Python API: one member of each matching
 group per message, in `lookup`, `lookup_many` and `lookup_arrow` alike; `lookup_groups` for a
-broker's own policy; groups survive pickling; every algorithm agrees with `naive`."""
+broker's own policy; groups survive pickling; every algorithm agrees with `naive`; and groups
+beside plain and `where=` subscriptions, changing between lookups, against a model."""
 
 from __future__ import annotations
 
