@@ -96,7 +96,7 @@ fmt: ## Format the Rust code
 	cargo fmt --all
 
 # Hardening (docs/HARDENING.md): fuzzing, churn, leak check.
-FUZZ_TARGETS := parse differential
+FUZZ_TARGETS := parse differential filtered
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 15
 CHURN_PATTERNS ?= 2000000

@@ -2,14 +2,17 @@
 //! topicmatch-core only, so `crates/topicmatch-core/tests/fuzz_regressions.rs` includes this
 //! very file to replay the committed regression inputs under plain `cargo test`.
 //!
-//! Two targets: [`parse`] (the pattern and topic parsers of every dialect never panic, fail
+//! Three targets: [`parse`] (the pattern and topic parsers of every dialect never panic, fail
 //! only with their typed errors, and agree with `matches`; `covers` and `intersects` keep their
-//! laws and agree with `matches` on a topic) and [`differential`] (an arbitrary sequence of
+//! laws and agree with `matches` on a topic), [`differential`] (an arbitrary sequence of
 //! subscribe (plain or into a group), unsubscribe, lookup (with each group's member chosen by
 //! the topic's hash, and the groups apart), `matches_any`, `covering` and `intersecting` gives
-//! identical results on every algorithm and on `naive`, whose relations agree with a scan).
+//! identical results on every algorithm and on `naive`, whose relations agree with a scan) and
+//! [`filtered`] (plain and `where=` subscriptions, many on one pattern at once, unsubscribes,
+//! and lookups with messages, singly and in batches, give identical results on every algorithm
+//! and on `naive`, whose answers agree with a scan evaluating each filter in the harness).
 
-use topicmatch_core::fields::Message;
+use topicmatch_core::fields::{Criterion, Filter, Message, Mode, Value};
 use topicmatch_core::pattern::matched_text;
 use topicmatch_core::{
     covers, intersects, matches, parse_topic, relation, Algorithm, Dialect, Engine, Error,
@@ -407,4 +410,327 @@ fn check_related(oracle: &Engine, others: &[Engine], query: &str) {
 fn sorted(mut subs: Vec<Subscriber>) -> Vec<Subscriber> {
     subs.sort();
     subs
+}
+
+/// A criterion of the filtered target, on a field of small integer values, as the harness
+/// evaluates it itself.
+#[derive(Clone, Copy, Debug)]
+enum Want {
+    Present,
+    Eq(i64),
+    /// Either of two values.
+    In(i64, i64),
+    Gt(i64),
+}
+
+impl Want {
+    fn decode(b: u8) -> Want {
+        let v = i64::from(b >> 2) % 4;
+        match b & 3 {
+            0 => Want::Present,
+            1 => Want::Eq(v),
+            2 => Want::In(v, (v + 1) % 4),
+            _ => Want::Gt(v),
+        }
+    }
+
+    fn criterion(self) -> Criterion {
+        match self {
+            Want::Present => Criterion::Present,
+            Want::Eq(v) => Criterion::Eq(Value::from(v)),
+            Want::In(a, b) => Criterion::In(vec![Value::from(a), Value::from(b)]),
+            Want::Gt(v) => Criterion::Gt(Value::from(v)),
+        }
+    }
+
+    /// Whether a message's `field` meets it.
+    fn met(self, field: Field) -> bool {
+        match (self, field) {
+            (Want::Present, Field::Opaque | Field::Int(_)) => true,
+            (Want::Eq(v), Field::Int(x)) => x == v,
+            (Want::In(a, b), Field::Int(x)) => x == a || x == b,
+            (Want::Gt(v), Field::Int(x)) => x > v,
+            (_, Field::Absent | Field::Opaque) => false,
+        }
+    }
+}
+
+/// A message's field in the filtered target.
+#[derive(Clone, Copy, Debug)]
+enum Field {
+    Absent,
+    /// Present, with a value no criterion can name.
+    Opaque,
+    Int(i64),
+}
+
+/// The fields the filtered target's criteria name.
+const FIELDS: [&str; 2] = ["k", "j"];
+
+/// A filter of the filtered target: criteria on [`FIELDS`] and how many must be met.
+#[derive(Clone, Debug)]
+struct Criteria {
+    each: Vec<(usize, Want)>,
+    threshold: usize,
+}
+
+impl Criteria {
+    /// One to three criteria, and a threshold from one to all of them.
+    fn decode(input: &mut Input<'_>) -> Option<Criteria> {
+        let head = input.byte()?;
+        let n = usize::from(head % 3) + 1;
+        let each = (0..n)
+            .map(|_| input.byte().map(|b| (usize::from(b >> 7), Want::decode(b))))
+            .collect::<Option<Vec<_>>>()?;
+        let threshold = usize::from(head >> 2) % n + 1;
+        Some(Criteria { each, threshold })
+    }
+
+    fn filter(&self) -> Filter {
+        let criteria = self
+            .each
+            .iter()
+            .map(|&(field, want)| (Box::from(FIELDS[field]), want.criterion()))
+            .collect();
+        Filter::new(criteria, Mode::AtLeast(self.threshold)).expect("a valid filter")
+    }
+
+    fn met(&self, message: &[Field; 2]) -> bool {
+        let hits = self
+            .each
+            .iter()
+            .filter(|&&(field, want)| want.met(message[field]))
+            .count();
+        hits >= self.threshold
+    }
+}
+
+/// A message of the filtered target: each field absent, opaque or a small integer.
+fn decode_message(b: u8) -> [Field; 2] {
+    let field = |bits: u8| match bits % 6 {
+        0 => Field::Absent,
+        1 => Field::Opaque,
+        v => Field::Int(i64::from(v) - 2),
+    };
+    [field(b), field(b >> 3)]
+}
+
+fn message(fields: &[Field; 2]) -> Message {
+    let mut message = Message::new();
+    for (name, field) in FIELDS.iter().zip(fields) {
+        match *field {
+            Field::Absent => {}
+            Field::Opaque => message = message.with_opaque(name),
+            Field::Int(v) => message = message.with(name, v),
+        }
+    }
+    message
+}
+
+/// The filtered target: a dialect byte, then operations on every algorithm, plain and `where=`
+/// subscriptions (one at a time, or many on one pattern at once, so that a pattern's bucket
+/// grows past the size from which it is indexed and shrinks back), unsubscribes, and lookups
+/// of topics with messages, singly and as a batch. Every engine answers as `naive`, and
+/// `naive` as the harness's own scan of what it holds, each filter evaluated here.
+pub fn filtered(data: &[u8]) {
+    let mut input = Input { data };
+    let Some(dialect) = input.dialect() else {
+        return;
+    };
+    let all = engines(dialect, Limits::for_dialect(dialect), false);
+    let (oracle, others) = all.split_first().expect("naive is there");
+    // What every engine holds, by id: pattern, subscriber and criteria.
+    let mut held: Vec<Held> = Vec::new();
+    let mut ids: Vec<u64> = Vec::new();
+    for _ in 0..256 {
+        let Some(op) = input.byte() else {
+            break;
+        };
+        match op % 5 {
+            0 => {
+                let (Some(pattern), Some(s)) = (input.text(dialect), input.byte()) else {
+                    break;
+                };
+                subscribe_filtered(
+                    oracle,
+                    others,
+                    &mut held,
+                    &mut ids,
+                    &pattern,
+                    subscriber(s),
+                    None,
+                );
+            }
+            1 => {
+                let (Some(pattern), Some(s)) = (input.text(dialect), input.byte()) else {
+                    break;
+                };
+                let Some(criteria) = Criteria::decode(&mut input) else {
+                    break;
+                };
+                subscribe_filtered(
+                    oracle,
+                    others,
+                    &mut held,
+                    &mut ids,
+                    &pattern,
+                    subscriber(s),
+                    Some(criteria),
+                );
+            }
+            2 => {
+                // Many subscribers on one pattern, each with criteria of its own.
+                let (Some(pattern), Some(count), Some(first)) =
+                    (input.text(dialect), input.byte(), input.byte())
+                else {
+                    break;
+                };
+                for i in 0..count % 48 {
+                    let want = Want::decode(first.wrapping_add(i.wrapping_mul(5)));
+                    let criteria = Criteria {
+                        each: vec![(usize::from(i & 1), want)],
+                        threshold: 1,
+                    };
+                    subscribe_filtered(
+                        oracle,
+                        others,
+                        &mut held,
+                        &mut ids,
+                        &pattern,
+                        subscriber(first.wrapping_add(i)),
+                        Some(criteria),
+                    );
+                }
+            }
+            3 => {
+                // Unsubscribe ids from one on, a run of them.
+                let (Some(from), Some(count)) = (input.byte(), input.byte()) else {
+                    break;
+                };
+                for i in usize::from(from)..usize::from(from) + usize::from(count % 40) {
+                    let Some(&id) = ids.get(i % (ids.len() + 1)) else {
+                        continue;
+                    };
+                    let expected = oracle.unsubscribe(id);
+                    for e in others {
+                        assert_eq!(e.unsubscribe(id), expected, "{} unsubscribe", e.algorithm());
+                    }
+                    assert_eq!(expected, held.iter().any(|h| h.0 == id), "unsubscribe {id}");
+                    held.retain(|h| h.0 != id);
+                }
+            }
+            _ => {
+                let (Some(topic), Some(m1), Some(m2)) =
+                    (input.text(dialect), input.byte(), input.byte())
+                else {
+                    break;
+                };
+                let fields = [decode_message(m1), decode_message(m2)];
+                let messages = [message(&fields[0]), message(&fields[1])];
+                check_filtered(oracle, others, &held, &topic, &fields, &messages);
+            }
+        }
+    }
+}
+
+/// A subscription the filtered target holds: its id, pattern, subscriber and criteria (none:
+/// plain).
+type Held = (u64, String, Subscriber, Option<Criteria>);
+
+/// Subscribes on every engine, with `criteria` if given; all must answer as `naive`. Keeps the
+/// id, and what it holds if new.
+fn subscribe_filtered(
+    oracle: &Engine,
+    others: &[Engine],
+    held: &mut Vec<Held>,
+    ids: &mut Vec<u64>,
+    pattern: &str,
+    sub: Subscriber,
+    criteria: Option<Criteria>,
+) {
+    let filter = criteria.as_ref().map(Criteria::filter);
+    let on = |e: &Engine| match &filter {
+        Some(filter) => e.subscribe_where(pattern, &sub, filter),
+        None => e.subscribe(pattern, &sub),
+    };
+    let expected = on(oracle);
+    for e in others {
+        assert_eq!(on(e), expected, "{} subscribe {pattern:?}", e.algorithm());
+    }
+    if let Ok(id) = expected {
+        ids.push(id);
+        if !held.iter().any(|h| h.0 == id) {
+            held.push((id, pattern.to_owned(), sub, criteria));
+        }
+    }
+}
+
+/// One topic with two messages: each engine's single lookups and batch as `naive`'s, and
+/// `naive`'s as the scan of `held`.
+fn check_filtered(
+    oracle: &Engine,
+    others: &[Engine],
+    held: &[Held],
+    topic: &str,
+    fields: &[[Field; 2]; 2],
+    messages: &[Message; 2],
+) {
+    let dialect = oracle.dialect();
+    let one = |e: &Engine, message: &Message| {
+        let mut ids = Vec::new();
+        e.lookup_fields_into(topic, message, &mut ids)
+            .map(|()| sorted(e.resolve(&ids)))
+    };
+    for (fields, message) in fields.iter().zip(messages) {
+        let expected = one(oracle, message);
+        if let Ok(found) = &expected {
+            let mut scan: Vec<Subscriber> = held
+                .iter()
+                .filter(|(_, pattern, _, criteria)| {
+                    matches(dialect, pattern, topic) == Ok(true)
+                        && criteria.as_ref().map_or(true, |c| c.met(fields))
+                })
+                .map(|h| h.2.clone())
+                .collect();
+            scan.sort();
+            scan.dedup();
+            assert_eq!(*found, scan, "naive {topic:?} {fields:?}");
+        }
+        for e in others {
+            assert_eq!(
+                one(e, message),
+                expected,
+                "{} {topic:?} {fields:?}",
+                e.algorithm()
+            );
+            assert_eq!(
+                e.matches_any_fields(topic, message).ok(),
+                expected.as_ref().ok().map(|found| !found.is_empty()),
+                "{} matches_any {topic:?}",
+                e.algorithm()
+            );
+        }
+    }
+    let topics = [topic, topic];
+    for e in all_of(oracle, others) {
+        let (mut ids, mut ends) = (Vec::new(), Vec::new());
+        if e.lookup_batch_fields_into(&topics, messages, &mut ids, &mut ends)
+            .is_ok()
+        {
+            let mut start = 0;
+            for (end, message) in ends.into_iter().zip(messages) {
+                assert_eq!(
+                    Ok(sorted(e.resolve(&ids[start..end]))),
+                    one(e, message),
+                    "{} batch {topic:?}",
+                    e.algorithm()
+                );
+                start = end;
+            }
+        }
+    }
+}
+
+fn all_of<'e>(oracle: &'e Engine, others: &'e [Engine]) -> impl Iterator<Item = &'e Engine> {
+    std::iter::once(oracle).chain(others)
 }

@@ -30,3 +30,8 @@ fn parse_regressions() {
 fn differential_regressions() {
     replay("differential", harness::differential);
 }
+
+#[test]
+fn filtered_regressions() {
+    replay("filtered", harness::filtered);
+}
