@@ -539,44 +539,30 @@ pub fn filtered(data: &[u8]) {
     };
     let all = engines(dialect, Limits::for_dialect(dialect), false);
     let (oracle, others) = all.split_first().expect("naive is there");
-    // What every engine holds, by id: pattern, subscriber and criteria.
-    let mut held: Vec<Held> = Vec::new();
-    let mut ids: Vec<u64> = Vec::new();
+    let mut state = Filtered {
+        oracle,
+        others,
+        held: Vec::new(),
+        ids: Vec::new(),
+    };
     for _ in 0..256 {
         let Some(op) = input.byte() else {
             break;
         };
         match op % 5 {
-            0 => {
+            0 | 1 => {
                 let (Some(pattern), Some(s)) = (input.text(dialect), input.byte()) else {
                     break;
                 };
-                subscribe_filtered(
-                    oracle,
-                    others,
-                    &mut held,
-                    &mut ids,
-                    &pattern,
-                    subscriber(s),
-                    None,
-                );
-            }
-            1 => {
-                let (Some(pattern), Some(s)) = (input.text(dialect), input.byte()) else {
-                    break;
+                let criteria = if op % 5 == 1 {
+                    let Some(criteria) = Criteria::decode(&mut input) else {
+                        break;
+                    };
+                    Some(criteria)
+                } else {
+                    None
                 };
-                let Some(criteria) = Criteria::decode(&mut input) else {
-                    break;
-                };
-                subscribe_filtered(
-                    oracle,
-                    others,
-                    &mut held,
-                    &mut ids,
-                    &pattern,
-                    subscriber(s),
-                    Some(criteria),
-                );
+                state.subscribe(&pattern, subscriber(s), criteria);
             }
             2 => {
                 // Many subscribers on one pattern, each with criteria of its own.
@@ -591,15 +577,7 @@ pub fn filtered(data: &[u8]) {
                         each: vec![(usize::from(i & 1), want)],
                         threshold: 1,
                     };
-                    subscribe_filtered(
-                        oracle,
-                        others,
-                        &mut held,
-                        &mut ids,
-                        &pattern,
-                        subscriber(first.wrapping_add(i)),
-                        Some(criteria),
-                    );
+                    state.subscribe(&pattern, subscriber(first.wrapping_add(i)), Some(criteria));
                 }
             }
             3 => {
@@ -608,15 +586,7 @@ pub fn filtered(data: &[u8]) {
                     break;
                 };
                 for i in usize::from(from)..usize::from(from) + usize::from(count % 40) {
-                    let Some(&id) = ids.get(i % (ids.len() + 1)) else {
-                        continue;
-                    };
-                    let expected = oracle.unsubscribe(id);
-                    for e in others {
-                        assert_eq!(e.unsubscribe(id), expected, "{} unsubscribe", e.algorithm());
-                    }
-                    assert_eq!(expected, held.iter().any(|h| h.0 == id), "unsubscribe {id}");
-                    held.retain(|h| h.0 != id);
+                    state.unsubscribe(i);
                 }
             }
             _ => {
@@ -627,7 +597,7 @@ pub fn filtered(data: &[u8]) {
                 };
                 let fields = [decode_message(m1), decode_message(m2)];
                 let messages = [message(&fields[0]), message(&fields[1])];
-                check_filtered(oracle, others, &held, &topic, &fields, &messages);
+                check_filtered(oracle, others, &state.held, &topic, &fields, &messages);
             }
         }
     }
@@ -637,31 +607,52 @@ pub fn filtered(data: &[u8]) {
 /// plain).
 type Held = (u64, String, Subscriber, Option<Criteria>);
 
-/// Subscribes on every engine, with `criteria` if given; all must answer as `naive`. Keeps the
-/// id, and what it holds if new.
-fn subscribe_filtered(
-    oracle: &Engine,
-    others: &[Engine],
-    held: &mut Vec<Held>,
-    ids: &mut Vec<u64>,
-    pattern: &str,
-    sub: Subscriber,
-    criteria: Option<Criteria>,
-) {
-    let filter = criteria.as_ref().map(Criteria::filter);
-    let on = |e: &Engine| match &filter {
-        Some(filter) => e.subscribe_where(pattern, &sub, filter),
-        None => e.subscribe(pattern, &sub),
-    };
-    let expected = on(oracle);
-    for e in others {
-        assert_eq!(on(e), expected, "{} subscribe {pattern:?}", e.algorithm());
-    }
-    if let Ok(id) = expected {
-        ids.push(id);
-        if !held.iter().any(|h| h.0 == id) {
-            held.push((id, pattern.to_owned(), sub, criteria));
+/// The engines of the filtered target and what they hold.
+struct Filtered<'e> {
+    oracle: &'e Engine,
+    others: &'e [Engine],
+    held: Vec<Held>,
+    /// Every id a subscribe returned, in order (an id again for a repeated subscribe).
+    ids: Vec<u64>,
+}
+
+impl Filtered<'_> {
+    /// Subscribes on every engine, with `criteria` if given; all must answer as `naive`.
+    /// Keeps the id, and what it holds if new.
+    fn subscribe(&mut self, pattern: &str, sub: Subscriber, criteria: Option<Criteria>) {
+        let filter = criteria.as_ref().map(Criteria::filter);
+        let on = |e: &Engine| match &filter {
+            Some(filter) => e.subscribe_where(pattern, &sub, filter),
+            None => e.subscribe(pattern, &sub),
+        };
+        let expected = on(self.oracle);
+        for e in self.others {
+            assert_eq!(on(e), expected, "{} subscribe {pattern:?}", e.algorithm());
         }
+        if let Ok(id) = expected {
+            self.ids.push(id);
+            if !self.held.iter().any(|h| h.0 == id) {
+                self.held.push((id, pattern.to_owned(), sub, criteria));
+            }
+        }
+    }
+
+    /// Unsubscribes the `i`-th id returned (wrapped, sometimes past the last: nothing) on
+    /// every engine; all must answer alike, `true` only for an id held.
+    fn unsubscribe(&mut self, i: usize) {
+        let Some(&id) = self.ids.get(i % (self.ids.len() + 1)) else {
+            return;
+        };
+        let expected = self.oracle.unsubscribe(id);
+        for e in self.others {
+            assert_eq!(e.unsubscribe(id), expected, "{} unsubscribe", e.algorithm());
+        }
+        assert_eq!(
+            expected,
+            self.held.iter().any(|h| h.0 == id),
+            "unsubscribe {id}"
+        );
+        self.held.retain(|h| h.0 != id);
     }
 }
 
