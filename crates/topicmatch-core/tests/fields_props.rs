@@ -287,22 +287,12 @@ fn check(ops: &[Op], padding: usize) -> Result<(), TestCaseError> {
                         *best = (*best).max(hits);
                     }
                 }
-                let got: BTreeSet<i64> = fm
-                    .lookup(&message)
-                    .into_iter()
-                    .map(|s| match s {
-                        Subscriber::Int(i) => i,
-                        Subscriber::Str(_) => unreachable!(),
-                    })
-                    .collect();
+                let got: BTreeSet<i64> = fm.lookup(&message).iter().map(int).collect();
                 prop_assert_eq!(&got, &want, "lookup {:?}", m);
                 let got_hits: BTreeMap<i64, usize> = fm
                     .hits(&message)
-                    .into_iter()
-                    .map(|(s, n)| match s {
-                        Subscriber::Int(i) => (i, n),
-                        Subscriber::Str(_) => unreachable!(),
-                    })
+                    .iter()
+                    .map(|(s, n)| (int(s), *n))
                     .collect();
                 prop_assert_eq!(&got_hits, &want_hits, "hits {:?}", m);
             }
@@ -357,8 +347,8 @@ proptest! {
                 m.lookup_fields_into(topic, &to_message(fields), &mut out).unwrap();
                 let got: Vec<i64> = m
                     .resolve(&out)
-                    .into_iter()
-                    .map(|s| match s { Subscriber::Int(i) => i, Subscriber::Str(_) => unreachable!() })
+                    .iter()
+                    .map(int)
                     .collect();
                 prop_assert_eq!(got.len(), want.len(), "{} duplicates in {:?}", algorithm, got);
                 prop_assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "{} {} {:?}", algorithm, topic, fields);
@@ -436,14 +426,7 @@ fn check_buckets(
                 .collect();
             let mut one = Vec::new();
             m.lookup_fields_into(topic, message, &mut one).unwrap();
-            let got: Vec<i64> = m
-                .resolve(&one)
-                .into_iter()
-                .map(|s| match s {
-                    Subscriber::Int(i) => i,
-                    Subscriber::Str(_) => unreachable!(),
-                })
-                .collect();
+            let got: Vec<i64> = m.resolve(&one).iter().map(int).collect();
             prop_assert_eq!(
                 got.len(),
                 want.len(),
@@ -488,5 +471,13 @@ proptest! {
         for &algorithm in Algorithm::ALL {
             check_buckets(algorithm, &subs, &removals, &lookups)?;
         }
+    }
+}
+
+/// A subscriber of these tests, all of which are integers.
+fn int(s: &Subscriber) -> i64 {
+    match *s {
+        Subscriber::Int(i) => i,
+        Subscriber::Str(_) => unreachable!("these tests subscribe integers only"),
     }
 }
