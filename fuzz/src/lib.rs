@@ -597,7 +597,7 @@ pub fn filtered(data: &[u8]) {
                 };
                 let fields = [decode_message(m1), decode_message(m2)];
                 let messages = [message(&fields[0]), message(&fields[1])];
-                check_filtered(oracle, others, &state.held, &topic, &fields, &messages);
+                check_filtered(&all, &state.held, &topic, &fields, &messages);
             }
         }
     }
@@ -656,16 +656,16 @@ impl Filtered<'_> {
     }
 }
 
-/// One topic with two messages: each engine's single lookups and batch as `naive`'s, and
-/// `naive`'s as the scan of `held`.
+/// One topic with two messages on `all` engines (`naive` first): each engine's single lookups
+/// and batch as `naive`'s, and `naive`'s as the scan of `held`.
 fn check_filtered(
-    oracle: &Engine,
-    others: &[Engine],
+    all: &[Engine],
     held: &[Held],
     topic: &str,
     fields: &[[Field; 2]; 2],
     messages: &[Message; 2],
 ) {
+    let (oracle, others) = all.split_first().expect("naive is there");
     let dialect = oracle.dialect();
     let one = |e: &Engine, message: &Message| {
         let mut ids = Vec::new();
@@ -703,7 +703,7 @@ fn check_filtered(
         }
     }
     let topics = [topic, topic];
-    for e in all_of(oracle, others) {
+    for e in all {
         let (mut ids, mut ends) = (Vec::new(), Vec::new());
         if e.lookup_batch_fields_into(&topics, messages, &mut ids, &mut ends)
             .is_ok()
@@ -720,8 +720,4 @@ fn check_filtered(
             }
         }
     }
-}
-
-fn all_of<'e>(oracle: &'e Engine, others: &'e [Engine]) -> impl Iterator<Item = &'e Engine> {
-    std::iter::once(oracle).chain(others)
 }
