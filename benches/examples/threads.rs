@@ -11,7 +11,7 @@
 
 use std::hint::black_box;
 
-use topicmatch_benches::threads::timed_span;
+use topicmatch_benches::threads::{fastest, scaling_line, thread_counts, timed_span};
 use topicmatch_benches::{ftm, passes_and_names};
 use topicmatch_core::Engine;
 
@@ -20,20 +20,6 @@ const BATCH_U32: u32 = 1_000;
 const BATCH: usize = BATCH_U32 as usize;
 /// Seconds of one thread's part of a run.
 const SECONDS: f64 = 0.05;
-
-fn thread_counts() -> Vec<usize> {
-    match std::env::var("TOPICMATCH_THREADS") {
-        Ok(list) => list
-            .split(',')
-            .map(|n| {
-                n.trim()
-                    .parse()
-                    .expect("TOPICMATCH_THREADS: numbers, comma-separated")
-            })
-            .collect(),
-        Err(_) => vec![1, 2, 4, 8, 16],
-    }
-}
 
 /// Topics per second of `threads` threads each looking up `rounds` batches (each from its own
 /// place in the stream), from the first thread's start to the last one's end.
@@ -76,17 +62,9 @@ fn main() {
         let probe = run(&engine, &batches, 1, 20);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let rounds = ((SECONDS * probe / f64::from(BATCH_U32)) as usize).max(1);
-        let mut best = vec![0.0f64; counts.len()];
-        for _ in 0..runs {
-            for (i, &threads) in counts.iter().enumerate() {
-                best[i] = best[i].max(run(&engine, &batches, threads, rounds));
-            }
-        }
-        let line: Vec<String> = counts
-            .iter()
-            .zip(&best)
-            .map(|(t, rate)| format!("{t}t {:6.2} M/s ({:5.2}x)", rate / 1e6, rate / best[0]))
-            .collect();
-        println!("{name:>18}: {}", line.join("   "));
+        let best = fastest(runs, &counts, |threads| {
+            run(&engine, &batches, threads, rounds)
+        });
+        println!("{name:>18}: {}", scaling_line(&counts, &best));
     }
 }

@@ -43,6 +43,48 @@ where
     }
 }
 
+/// The thread counts an example compares: those listed in `TOPICMATCH_THREADS`
+/// (comma-separated), else 1, 2, 4, 8 and 16.
+///
+/// # Panics
+/// If `TOPICMATCH_THREADS` holds anything but numbers.
+pub fn thread_counts() -> Vec<usize> {
+    match std::env::var("TOPICMATCH_THREADS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .expect("TOPICMATCH_THREADS: numbers, comma-separated")
+            })
+            .collect(),
+        Err(_) => vec![1, 2, 4, 8, 16],
+    }
+}
+
+/// The fastest of `runs` results of `rate(threads)` for each of `counts`, the counts taking
+/// turns run by run: on a shared machine the fastest run is the least disturbed, and taking
+/// turns spreads any drift over every count.
+pub fn fastest(runs: usize, counts: &[usize], mut rate: impl FnMut(usize) -> f64) -> Vec<f64> {
+    let mut best = vec![0.0f64; counts.len()];
+    for _ in 0..runs {
+        for (best, &threads) in best.iter_mut().zip(counts) {
+            *best = best.max(rate(threads));
+        }
+    }
+    best
+}
+
+/// Each count's rate (per second, shown in millions) and its ratio to the first count's.
+pub fn scaling_line(counts: &[usize], rates: &[f64]) -> String {
+    let line: Vec<String> = counts
+        .iter()
+        .zip(rates)
+        .map(|(t, rate)| format!("{t}t {:6.2} M/s ({:5.2}x)", rate / 1e6, rate / rates[0]))
+        .collect();
+    line.join("   ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +111,22 @@ mod tests {
         assert!(
             span < Duration::from_millis(300),
             "the preparation is not timed: {span:?}"
+        );
+    }
+
+    #[test]
+    fn fastest_keeps_each_counts_best_run() {
+        let mut calls = Vec::new();
+        let mut next = [5.0, 1.0, 7.0, 3.0].into_iter();
+        let best = fastest(2, &[1, 4], |t| {
+            calls.push(t);
+            next.next().unwrap()
+        });
+        assert_eq!(calls, vec![1, 4, 1, 4]);
+        assert_eq!(best, vec![7.0, 3.0]);
+        assert_eq!(
+            scaling_line(&[1, 4], &best),
+            "1t   0.00 M/s ( 1.00x)   4t   0.00 M/s ( 0.43x)"
         );
     }
 }
