@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
@@ -13,7 +12,7 @@ use crate::fields::index::{Index, Report};
 use crate::fields::message::Message;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 use crate::registry::{Registry, Subscriber};
-use crate::sync::READ_BATCH;
+use crate::sync::{ReadMostly, READ_BATCH};
 
 /// One content subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +49,7 @@ struct Inner {
 /// Thread-safe: every method takes `&self`; lookups share a read lock, subscribe and
 /// unsubscribe take it for writing.
 pub struct FieldMatcher {
-    inner: RwLock<Inner>,
+    inner: ReadMostly<Inner>,
 }
 
 impl Default for FieldMatcher {
@@ -63,7 +62,7 @@ impl FieldMatcher {
     /// A new, empty matcher.
     pub fn new() -> Self {
         FieldMatcher {
-            inner: RwLock::new(Inner {
+            inner: ReadMostly::new(Inner {
                 index: Index::default(),
                 entries: Vec::new(),
                 subscribers: Vec::new(),
