@@ -4,6 +4,9 @@
 //! first thread's start to the last one's end. Thread counts alternate run by run and each
 //! keeps its fastest run; each ratio is against the first count. It is what the machine gives
 //! the walk alone: the ceiling for the Python batch calls' scaling on the same machine.
+//! A second line per algorithm (`values`) has each thread call `Engine::lookup` on every topic
+//! of its batches instead: the Rust API that returns the subscribers' values (one read of the
+//! engine's registry and one `Vec` per topic).
 //!
 //! `cargo run --release -p topicmatch-benches --example threads -- [RUNS] [ALGORITHM...]`
 //! (default: 10 runs of `cstrie`; thread counts 1, 2, 4, 8 and 16, or the comma-separated
@@ -22,8 +25,9 @@ const BATCH: usize = BATCH_U32 as usize;
 const SECONDS: f64 = 0.05;
 
 /// Topics per second of `threads` threads each looking up `rounds` batches (each from its own
-/// place in the stream), from the first thread's start to the last one's end.
-fn run(engine: &Engine, batches: &[Vec<&str>], threads: usize, rounds: usize) -> f64 {
+/// place in the stream; with `values`, through `Engine::lookup` topic by topic), from the
+/// first thread's start to the last one's end.
+fn run(engine: &Engine, batches: &[Vec<&str>], threads: usize, rounds: usize, values: bool) -> f64 {
     let span = timed_span(
         threads,
         |_| (Vec::new(), Vec::new()),
@@ -32,6 +36,12 @@ fn run(engine: &Engine, batches: &[Vec<&str>], threads: usize, rounds: usize) ->
                 out.clear();
                 ends.clear();
                 let batch = &batches[(k * rounds + r) % batches.len()];
+                if values {
+                    for topic in batch {
+                        black_box(engine.lookup(black_box(topic)).expect("a valid topic"));
+                    }
+                    continue;
+                }
                 engine
                     .lookup_batch_into(black_box(batch), &mut out, &mut ends)
                     .expect("ftm topics are valid");
@@ -58,13 +68,16 @@ fn main() {
     );
     for name in &names {
         let engine = w.engine_named(name);
-        // The probe is also the warm-up; whole batches, at least one, follow from its rate.
-        let probe = run(&engine, &batches, 1, 20);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let rounds = ((SECONDS * probe / f64::from(BATCH_U32)) as usize).max(1);
-        let best = fastest(runs, &counts, |threads| {
-            run(&engine, &batches, threads, rounds)
-        });
-        println!("{name:>18}: {}", scaling_line(&counts, &best));
+        for values in [false, true] {
+            // The probe is also the warm-up; whole batches, at least one, follow from its rate.
+            let probe = run(&engine, &batches, 1, 20, values);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let rounds = ((SECONDS * probe / f64::from(BATCH_U32)) as usize).max(1);
+            let best = fastest(runs, &counts, |threads| {
+                run(&engine, &batches, threads, rounds, values)
+            });
+            let call = if values { "values" } else { "batches" };
+            println!("{name:>18} {call:>7}: {}", scaling_line(&counts, &best));
+        }
     }
 }

@@ -4,7 +4,6 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
 use crate::dialect::{Dialect, Limits};
@@ -16,6 +15,7 @@ use crate::matcher::{dedup_tail, Config, Matcher, SubscriberId};
 use crate::matchers::Algorithm;
 use crate::pattern::{matched_text, share_name, Pattern};
 use crate::registry::{Registry, Subscriber};
+use crate::sync::ReadMostly;
 use groups::{is_member, GroupTable, LOW};
 pub use groups::{GroupMatch, GroupPolicy};
 use table::Table;
@@ -43,7 +43,7 @@ pub struct Engine {
     matcher: Box<dyn Matcher>,
     /// Subscriptions by (pattern, subscriber) and by id, sharded; lookups never take it.
     table: Table,
-    registry: RwLock<Registry>,
+    registry: ReadMostly<Registry>,
     /// The registry's count of subscribers held twice or more, read by batch lookups.
     several: Arc<AtomicUsize>,
     next_id: AtomicU64,
@@ -98,7 +98,7 @@ impl Engine {
             matcher: algorithm.build(config),
             table: Table::default(),
             several: registry.several(),
-            registry: RwLock::new(registry),
+            registry: ReadMostly::new(registry),
             next_id: AtomicU64::new(1),
             filters: FilterTable::default(),
             groups: GroupTable::new(GroupPolicy::default()),
