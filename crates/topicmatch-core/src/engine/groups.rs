@@ -21,7 +21,7 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use parking_lot::{Mutex, MutexGuard};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 pub(super) use super::views::{pin, Pin};
@@ -30,6 +30,7 @@ use crate::dialect::{Dialect, NATS_WHITESPACE};
 use crate::error::Error;
 use crate::fields::filtered::SUBSCRIPTION_IDS;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
+use crate::sync::ReadMostly;
 
 /// Every id that is not a registry id has this bit (filtered subscriptions and their buckets,
 /// groups, members).
@@ -199,7 +200,7 @@ struct Inner {
 
 /// The groups of one engine and the policy choosing their members.
 pub(super) struct GroupTable {
-    inner: RwLock<Inner>,
+    inner: ReadMostly<Inner>,
     /// What lookups read: each group's members, by group index.
     views: Views,
     /// Held by a membership change for its whole step, the algorithm's change included.
@@ -237,7 +238,7 @@ fn random_below(n: usize) -> usize {
 impl GroupTable {
     pub(super) fn new(policy: GroupPolicy) -> Self {
         GroupTable {
-            inner: RwLock::default(),
+            inner: ReadMostly::new(Inner::default()),
             views: Views::default(),
             writers: Mutex::new(()),
             policy,
