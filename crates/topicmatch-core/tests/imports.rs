@@ -26,6 +26,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("matcher.rs", 5),
     ("registry.rs", 6),
     ("relation", 4),
+    // The relation walk of the tries (`trie`'s word trie and `cstrie`).
+    ("matchers/shared/relation_walk.rs", 6),
     ("matchers/shared/mod.rs", 7),
     ("matchers/shared/door.rs", 7),
     ("matchers/shared/word_trie", 7),

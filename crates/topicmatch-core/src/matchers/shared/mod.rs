@@ -3,4 +3,5 @@
 
 pub(crate) mod door;
 pub(crate) mod level_index;
+pub(crate) mod relation_walk;
 pub(crate) mod word_trie;
