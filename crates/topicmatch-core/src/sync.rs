@@ -52,9 +52,36 @@ impl<T> ReadMostly<T> {
     }
 }
 
+/// A [`ReadMostly`] made on first use: a table most engines never fill (the `where=` and group
+/// tables) costs one pointer until then, not the lock's shards (8 cache-padded shards, 1 KiB).
+pub(crate) struct LazyReadMostly<T>(std::sync::OnceLock<ReadMostly<T>>);
+
+impl<T> Default for LazyReadMostly<T> {
+    fn default() -> Self {
+        LazyReadMostly(std::sync::OnceLock::new())
+    }
+}
+
+impl<T: Default> LazyReadMostly<T> {
+    fn lock(&self) -> &ReadMostly<T> {
+        self.0.get_or_init(|| ReadMostly::new(T::default()))
+    }
+
+    /// Shared access through this thread's shard.
+    #[inline]
+    pub(crate) fn read(&self) -> crossbeam_utils::sync::ShardedLockReadGuard<'_, T> {
+        self.lock().read()
+    }
+
+    /// Exclusive access: every shard taken.
+    pub(crate) fn write(&self) -> crossbeam_utils::sync::ShardedLockWriteGuard<'_, T> {
+        self.lock().write()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::ReadMostly;
+    use super::{LazyReadMostly, ReadMostly};
 
     /// Readers on many threads never see a write half done.
     #[test]
@@ -92,5 +119,15 @@ mod tests {
         assert!(caught.is_err());
         *lock.write() += 1;
         assert_eq!(*lock.read(), 2);
+    }
+
+    /// The lazy lock starts from the default value, made once: a write is seen by later reads.
+    #[test]
+    fn the_lazy_lock_starts_from_the_default_once() {
+        let lock: LazyReadMostly<Vec<u32>> = LazyReadMostly::default();
+        assert!(lock.0.get().is_none());
+        assert!(lock.read().is_empty());
+        lock.write().push(7);
+        assert_eq!(*lock.read(), vec![7]);
     }
 }

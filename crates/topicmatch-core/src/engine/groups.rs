@@ -30,7 +30,7 @@ use crate::dialect::{Dialect, NATS_WHITESPACE};
 use crate::error::Error;
 use crate::fields::filtered::SUBSCRIPTION_IDS;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
-use crate::sync::ReadMostly;
+use crate::sync::LazyReadMostly;
 
 /// Every id that is not a registry id has this bit (filtered subscriptions and their buckets,
 /// groups, members).
@@ -200,7 +200,7 @@ struct Inner {
 
 /// The groups of one engine and the policy choosing their members.
 pub(super) struct GroupTable {
-    inner: ReadMostly<Inner>,
+    inner: LazyReadMostly<Inner>,
     /// What lookups read: each group's members, by group index.
     views: Views,
     /// Held by a membership change for its whole step, the algorithm's change included.
@@ -238,7 +238,7 @@ fn random_below(n: usize) -> usize {
 impl GroupTable {
     pub(super) fn new(policy: GroupPolicy) -> Self {
         GroupTable {
-            inner: ReadMostly::new(Inner::default()),
+            inner: LazyReadMostly::default(),
             views: Views::default(),
             writers: Mutex::new(()),
             policy,

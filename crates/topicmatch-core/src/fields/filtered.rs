@@ -29,7 +29,7 @@ use crate::fields::index::{Index, Report};
 use crate::fields::message::Message;
 use crate::hint::prefetch;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
-use crate::sync::ReadMostly;
+use crate::sync::LazyReadMostly;
 
 /// The bit that marks a synthetic subscriber id.
 const SYNTHETIC: SubscriberId = 1 << 63;
@@ -238,19 +238,11 @@ impl Inner {
 
 /// Filtered subscriptions by synthetic id, by (pattern, filter, subscriber) and in buckets by
 /// pattern.
+#[derive(Default)]
 pub struct FilterTable {
-    inner: ReadMostly<Inner>,
+    inner: LazyReadMostly<Inner>,
     /// How many are held: read without the lock by every lookup that meets a synthetic id.
     count: AtomicUsize,
-}
-
-impl Default for FilterTable {
-    fn default() -> Self {
-        FilterTable {
-            inner: ReadMostly::new(Inner::default()),
-            count: AtomicUsize::new(0),
-        }
-    }
 }
 
 impl FilterTable {
