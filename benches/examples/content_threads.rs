@@ -11,7 +11,7 @@
 //!   message on average); messages with `user` and `kind`;
 //! - `where`: 5,000 subscriptions on the 20 filters `a/<k>/+`, each `where x = v`, `v` drawn
 //!   below 50 (250 candidates a topic, five delivered); topics `a/<k>/<n>` with messages
-//!   carrying `x` and `y`.
+//!   carrying `x` and `kind`.
 //!
 //! `cargo run --release -p topicmatch-benches --example content_threads -- [RUNS]`
 //! (default: 10 runs; thread counts 1, 2, 4, 8 and 16, or the comma-separated list in

@@ -6,8 +6,9 @@
 //! and letting loom branch on every count change of a persistent map's path copy would explode
 //! the models' state space without checking anything of ours.
 //!
-//! Also [`ReadMostly`], the lock that the lookups of `optimized_bitmap`, `auto` and
-//! `inverted_bitmap` (past its lock-free front) read through.
+//! Also [`ReadMostly`], the lock that lookups read through where they read one: those of
+//! `optimized_bitmap`, `auto` and `inverted_bitmap` (past its lock-free front), the engine's
+//! registry, `where=` and group tables ([`LazyReadMostly`]), and `FieldMatcher`.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
