@@ -1,7 +1,7 @@
 //! The CS-trie's relation walk ([`Matcher::related_into`](crate::Matcher::related_into)):
-//! the walk of [`crate::matchers::shared::relation_walk`] over the trie's levels, under one epoch pin and taking
-//! no lock. As a lookup does, it reads each I-node once per state and sees every change that
-//! completed before it started.
+//! the walk of [`crate::matchers::shared::relation_walk`] over the trie's levels, under one
+//! epoch pin and taking no lock. As a lookup does, it reads each I-node once per state and
+//! sees every change that completed before it started.
 
 use std::ptr;
 
