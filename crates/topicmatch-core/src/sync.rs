@@ -74,9 +74,22 @@ impl<T: Default> LazyReadMostly<T> {
         self.lock().read()
     }
 
+    /// Shared access, or `None` while the lock was never made: a reader that would find only
+    /// the default value (a snapshot, a listing) answers without making it.
+    #[inline]
+    pub(crate) fn read_made(&self) -> Option<crossbeam_utils::sync::ShardedLockReadGuard<'_, T>> {
+        self.0.get().map(ReadMostly::read)
+    }
+
     /// Exclusive access: every shard taken.
     pub(crate) fn write(&self) -> crossbeam_utils::sync::ShardedLockWriteGuard<'_, T> {
         self.lock().write()
+    }
+
+    /// Whether the lock has been made.
+    #[cfg(test)]
+    pub(crate) fn is_made(&self) -> bool {
+        self.0.get().is_some()
     }
 }
 
@@ -126,8 +139,11 @@ mod tests {
     #[test]
     fn the_lazy_lock_starts_from_the_default_once() {
         let lock: LazyReadMostly<Vec<u32>> = LazyReadMostly::default();
-        assert!(lock.0.get().is_none());
+        assert!(lock.read_made().is_none());
+        assert!(!lock.is_made());
         assert!(lock.read().is_empty());
+        assert!(lock.is_made());
+        assert!(lock.read_made().is_some_and(|v| v.is_empty()));
         lock.write().push(7);
         assert_eq!(*lock.read(), vec![7]);
     }

@@ -251,6 +251,12 @@ impl GroupTable {
         self.policy
     }
 
+    /// Whether the table's lock has been made (by a group subscription).
+    #[cfg(test)]
+    pub(super) fn is_made(&self) -> bool {
+        self.inner.is_made()
+    }
+
     /// Whether no group is held.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
@@ -270,8 +276,9 @@ impl GroupTable {
         text: &Arc<str>,
         subscriber: SubscriberId,
     ) -> Option<SubscriptionId> {
+        let inner = self.inner.read_made()?;
         let key = (Arc::<str>::from(name), text.clone(), subscriber);
-        self.inner.read().by_key.get(&key).copied()
+        inner.by_key.get(&key).copied()
     }
 
     /// Records subscription `id` of `subscriber` (text `text`) in group (`name`, `pattern`),
@@ -361,7 +368,7 @@ impl GroupTable {
 
     /// The subscriber and group name of member id `member`.
     pub(super) fn member(&self, member: SubscriberId) -> Option<(SubscriberId, Arc<str>)> {
-        let inner = self.inner.read();
+        let inner = self.inner.read_made()?;
         let held = inner.held.get(&member)?;
         let name = inner.groups.get(&held.group)?.name.clone();
         Some((held.member, name))
@@ -369,7 +376,9 @@ impl GroupTable {
 
     /// Every group subscription's id and group name.
     pub(super) fn names(&self) -> Vec<(SubscriptionId, Arc<str>)> {
-        let inner = self.inner.read();
+        let Some(inner) = self.inner.read_made() else {
+            return Vec::new();
+        };
         inner
             .held
             .iter()
@@ -382,7 +391,9 @@ impl GroupTable {
 
     /// The subscription ids of group `group`'s members.
     pub(super) fn subscriptions_of(&self, group: SubscriberId) -> Vec<SubscriptionId> {
-        let inner = self.inner.read();
+        let Some(inner) = self.inner.read_made() else {
+            return Vec::new();
+        };
         inner
             .held
             .iter()

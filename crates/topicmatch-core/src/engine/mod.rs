@@ -788,3 +788,40 @@ impl Engine {
         Ok(engine)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Engine, GroupPolicy};
+    use crate::dialect::{Dialect, Limits};
+    use crate::fields::{Criterion, Filter, Mode};
+    use crate::matchers::Algorithm;
+    use crate::registry::Subscriber;
+
+    /// Listing an engine's subscriptions (what a snapshot reads) makes neither the `where=`
+    /// nor the group table's lock; each is made by the first subscription that needs it.
+    #[test]
+    fn listings_make_no_lazy_table() {
+        let engine = Engine::new(
+            Dialect::Mqtt,
+            Algorithm::Cstrie,
+            Limits::for_dialect(Dialect::Mqtt),
+        )
+        .and_then(|e| e.with_groups(GroupPolicy::default(), true))
+        .unwrap();
+        let alice = Subscriber::from("alice");
+        engine.subscribe("a/+", &alice).unwrap();
+        engine.subscribe("a/b", &alice).unwrap();
+        assert_eq!(engine.subscriptions().len(), 2);
+        assert!(engine.filters().is_empty());
+        assert!(engine.groups().is_empty());
+        assert!(!engine.filters.is_made() && !engine.groups.is_made());
+
+        let filter = Filter::new(vec![("n".into(), Criterion::Present)], Mode::All).unwrap();
+        engine.subscribe_where("a/#", &alice, &filter).unwrap();
+        assert!(engine.filters.is_made() && !engine.groups.is_made());
+        engine.subscribe_group("a/#", &alice, "g").unwrap();
+        assert!(engine.groups.is_made());
+        assert_eq!(engine.filters().len(), 1);
+        assert_eq!(engine.groups().len(), 1);
+    }
+}

@@ -253,8 +253,9 @@ impl FilterTable {
         filter: &Arc<Filter>,
         subscriber: SubscriberId,
     ) -> Option<SubscriptionId> {
+        let inner = self.inner.read_made()?;
         let key = (pattern.clone(), filter.clone(), subscriber);
-        self.inner.read().by_key.get(&key).copied()
+        inner.by_key.get(&key).copied()
     }
 
     /// Holds a new filtered subscription, and returns its synthetic id (for the engine's
@@ -354,12 +355,20 @@ impl FilterTable {
     /// has been emptied since.
     pub fn subscriptions_in(&self, bucket: SubscriberId) -> Vec<SubscriptionId> {
         self.inner
-            .read()
-            .buckets
-            .get(bucket)
-            .map_or_else(Vec::new, |b| {
-                b.members.iter().map(|m| m.synthetic & !SYNTHETIC).collect()
+            .read_made()
+            .and_then(|inner| {
+                inner
+                    .buckets
+                    .get(bucket)
+                    .map(|b| b.members.iter().map(|m| m.synthetic & !SYNTHETIC).collect())
             })
+            .unwrap_or_default()
+    }
+
+    /// Whether the table's lock has been made (by a filtered subscription).
+    #[cfg(test)]
+    pub(crate) fn is_made(&self) -> bool {
+        self.inner.is_made()
     }
 
     /// Whether no filtered subscription is held.
@@ -370,7 +379,9 @@ impl FilterTable {
 
     /// Every filtered subscription's id and filter.
     pub fn filters(&self) -> Vec<(SubscriptionId, Arc<Filter>)> {
-        let inner = self.inner.read();
+        let Some(inner) = self.inner.read_made() else {
+            return Vec::new();
+        };
         let mut all: Vec<_> = inner
             .by_synthetic
             .keys()
