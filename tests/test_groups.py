@@ -61,8 +61,11 @@ def test_mqtt_share_texts_and_the_switch_that_keeps_them_plain() -> None:
         tm.Matcher("amqp", shared_subscriptions=True)
     with pytest.raises(ValueError, match="share name"):
         on.subscribe("$share/g/a/+", "z", group="other")
-    with pytest.raises(tm.InvalidPattern):
+    # The fault is named at the level where the filter is missing.
+    with pytest.raises(tm.InvalidPattern, match=r'"\$share/g": level 2: .* needs a non-empty'):
         on.subscribe("$share/g", "z")
+    with pytest.raises(tm.InvalidPattern, match=r'"\$share/g/": level 3: .* needs a non-empty'):
+        on.subscribe("$share/g/", "z")
 
 
 def test_policies() -> None:

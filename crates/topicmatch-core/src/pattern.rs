@@ -58,10 +58,13 @@ impl Pattern {
                 ));
             }
             if filter.is_empty() {
+                // `$share/{name}` without a `/` after the name has no filter level: the fault
+                // is then at the name's level.
+                let level = if text.ends_with('/') { 2 } else { 1 };
                 return Err(Error::pattern(
                     dialect,
                     text,
-                    2,
+                    level,
                     "a shared subscription '$share/{name}/{filter}' needs a non-empty filter",
                 ));
             }
