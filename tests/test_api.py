@@ -146,6 +146,45 @@ def test_bad_types_and_lone_surrogates() -> None:
     assert len(m) == 0
 
 
+@pytest.mark.parametrize(
+    ("dialect", "text", "shown", "where"),
+    [
+        ("mqtt", "a/b\udc80c", r"a/b\u{dc80}c", "level 2: {} 4 {} (U+DC80)"),
+        ("amqp", "\ud800", r"\u{d800}", "word 1: {} 1 {} (U+D800)"),
+        ("nats", 'x."y.\ud83d\ude00', r'x.\"y.\u{d83d}\u{de00}', "token 3: {} 6 {} (U+D83D)"),
+    ],
+)
+def test_a_lone_surrogate_is_named_with_its_text_word_and_character(
+    dialect: str, text: str, shown: str, where: str
+) -> None:
+    """The message names the dialect, the text (the surrogate escaped), the word and the
+    character at fault, for patterns and topics, through every call that reads them."""
+    m = tm.Matcher(dialect=dialect)
+    where = where.format("not valid UTF-8: character", "is a lone surrogate")
+    for kind, error, call in (
+        ("pattern", tm.InvalidPattern, lambda: m.subscribe(text, "s")),
+        ("pattern", tm.InvalidPattern, lambda: tm.covers(text, text, dialect=dialect)),
+        ("topic", tm.InvalidTopic, lambda: m.lookup(text)),
+        ("topic", tm.InvalidTopic, lambda: m.lookup_many(["ok", text])),
+        ("topic", tm.InvalidTopic, lambda: tm.matches("x", text, dialect=dialect)),
+    ):
+        with pytest.raises(error) as caught:
+            call()
+        assert str(caught.value).startswith(f'invalid {dialect} {kind} "{shown}": {where}'), (
+            str(caught.value)
+        )
+    assert m.subscriptions() == []
+
+
+def test_a_long_text_with_a_lone_surrogate_is_shortened() -> None:
+    with pytest.raises(tm.InvalidTopic) as caught:
+        tm.Matcher("mqtt").lookup("a" * 100 + "\ud800")
+    assert str(caught.value) == (
+        f'invalid mqtt topic "{"a" * 60}... (101 characters)": level 1: not valid UTF-8: '
+        "character 101 is a lone surrogate (U+D800)"
+    )
+
+
 def test_many_hashes_answer_at_once() -> None:
     m = tm.Matcher(dialect="amqp")
     m.subscribe(".".join(["#"] * 127), "deep")

@@ -17,11 +17,7 @@ pub fn pattern_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String
     let s = obj.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!("pattern must be str, not {}", type_name(obj)))
     })?;
-    utf8(s).ok_or_else(|| {
-        errors::invalid_pattern(format!(
-            "invalid {dialect} pattern: not valid UTF-8 (it contains a lone surrogate)"
-        ))
-    })
+    utf8(s).ok_or_else(|| errors::lone_surrogate_pattern(s, dialect))
 }
 
 /// Borrows a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`), without
@@ -31,7 +27,7 @@ pub fn topic_str<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'
         .cast::<PyString>()
         .map_err(|_| PyTypeError::new_err(format!("topic must be str, not {}", type_name(obj))))?;
     s.to_str()
-        .map_err(|_| errors::lone_surrogate_topic(dialect))
+        .map_err(|_| errors::lone_surrogate_topic(s, dialect))
 }
 
 /// Extracts a subscriber: an `int` in the 64-bit range or a `str` of valid UTF-8 (else
@@ -116,4 +112,10 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+}
+
+/// The module's attribute `name`, by the path pickle finds it at: what a `__reduce__` names
+/// to rebuild its object.
+pub fn native<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("topicmatch._native")?.getattr(name)
 }

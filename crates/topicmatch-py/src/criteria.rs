@@ -16,7 +16,7 @@ use pyo3::types::{
 };
 use topicmatch_core::fields::{Comparison, Criterion, Filter, Message, Mode, Number, Value};
 
-use crate::errors;
+use crate::{convert, errors};
 
 /// The marker of a presence criterion: `tm.PRESENT`.
 #[pyclass(frozen, name = "Present", module = "topicmatch._native")]
@@ -84,7 +84,7 @@ impl PyComparison {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
-        let make = py.import("topicmatch._native")?.getattr(self.op.name())?;
+        let make = convert::native(py, self.op.name())?;
         Ok((make, (number_to_py(py, self.value)?,)))
     }
 }

@@ -3,11 +3,13 @@
 //! keeps working. A value of the wrong type raises `TypeError`, and a bad configuration value
 //! (a limit, an algorithm name) plain `ValueError`: those are the caller's bugs, not bad data.
 
+use std::fmt::Write;
+
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
-use topicmatch_core::Error;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
+use topicmatch_core::{Dialect, Error};
 
 static TOPIC_MATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INVALID_PATTERN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -127,11 +129,64 @@ pub fn invalid_topic(message: String) -> PyErr {
     raise(&INVALID_TOPIC, message)
 }
 
-/// `InvalidTopic` for a topic that is not valid UTF-8 (a `str` with a lone surrogate).
-pub fn lone_surrogate_topic(dialect: topicmatch_core::Dialect) -> PyErr {
-    invalid_topic(format!(
-        "invalid {dialect} topic: not valid UTF-8 (it contains a lone surrogate)"
-    ))
+/// `InvalidTopic` for a topic that is not valid UTF-8 (a `str` with a lone surrogate), naming
+/// the dialect, the text, the word and the character at fault.
+pub fn lone_surrogate_topic(text: &Bound<'_, PyString>, dialect: Dialect) -> PyErr {
+    invalid_topic(lone_surrogate(text, dialect, "topic"))
+}
+
+/// `InvalidPattern` for a pattern that is not valid UTF-8, as [`lone_surrogate_topic`].
+pub fn lone_surrogate_pattern(text: &Bound<'_, PyString>, dialect: Dialect) -> PyErr {
+    invalid_pattern(lone_surrogate(text, dialect, "pattern"))
+}
+
+/// Characters of a text shown in a message before it is cut (as the core's errors show).
+const SHOWN_CHARS: usize = 60;
+
+/// The message for a `kind` ("pattern", "topic") of `dialect` that cannot be UTF-8: the text
+/// (escaped as the core's messages show theirs, a lone surrogate as `\u{d800}`), the word
+/// holding its first lone surrogate, that character's position and code point.
+fn lone_surrogate(text: &Bound<'_, PyString>, dialect: Dialect, kind: &str) -> String {
+    // Its code points as CPython holds them: UTF-32 with the surrogates passed through.
+    let points: Vec<u32> = text
+        .call_method1(
+            pyo3::intern!(text.py(), "encode"),
+            ("utf-32-le", "surrogatepass"),
+        )
+        .ok()
+        .and_then(|b| b.cast_into::<PyBytes>().ok())
+        .map(|b| {
+            b.as_bytes()
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(at) = points.iter().position(|&c| char::from_u32(c).is_none()) else {
+        return format!("invalid {dialect} {kind}: not valid UTF-8 (it contains a lone surrogate)");
+    };
+    let separator = u32::from(dialect.separator());
+    let word = points[..at].iter().filter(|&&c| c == separator).count();
+    let mut shown = String::new();
+    for &c in points.iter().take(SHOWN_CHARS) {
+        match char::from_u32(c) {
+            Some(c) => shown.extend(c.escape_debug()),
+            None => {
+                let _ = write!(shown, "\\u{{{c:x}}}");
+            }
+        }
+    }
+    if points.len() > SHOWN_CHARS {
+        let _ = write!(shown, "... ({} characters)", points.len());
+    }
+    format!(
+        "invalid {dialect} {kind} \"{shown}\": {} {}: not valid UTF-8: character {} is a lone \
+         surrogate (U+{:04X})",
+        dialect.word_name(),
+        word + 1,
+        at + 1,
+        points[at]
+    )
 }
 
 /// `InvalidSubscriber` with a message.

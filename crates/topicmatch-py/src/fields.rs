@@ -156,9 +156,7 @@ impl PyFieldMatcher {
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
         let this = slf.get();
-        let restore = py
-            .import("topicmatch._native")?
-            .getattr("_restore_field_matcher")?;
+        let restore = convert::native(py, "_restore_field_matcher")?;
         let args = (this.subscriptions(py)?, this.matcher.next_id()).into_pyobject(py)?;
         Ok((restore, args))
     }

@@ -415,9 +415,7 @@ impl PyMatcher {
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
         let this = slf.get();
-        let restore = py
-            .import("topicmatch._native")?
-            .getattr("_restore_matcher")?;
+        let restore = convert::native(py, "_restore_matcher")?;
         let l = this.engine.limits();
         let args = (
             this.engine.dialect().name(),

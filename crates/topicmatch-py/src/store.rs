@@ -345,9 +345,7 @@ impl PyTopicStore {
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
         let this = slf.get();
-        let restore = py
-            .import("topicmatch._native")?
-            .getattr("_restore_topic_store")?;
+        let restore = convert::native(py, "_restore_topic_store")?;
         let mut found = Found::new();
         gil::guarded(|| {
             this.store

@@ -92,7 +92,7 @@ impl Topics {
         })?;
         self.text.push_str(
             s.to_str()
-                .map_err(|_| errors::lone_surrogate_topic(dialect))?,
+                .map_err(|_| errors::lone_surrogate_topic(s, dialect))?,
         );
         self.ends.push(self.text.len());
         Ok(())
