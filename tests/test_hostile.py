@@ -151,12 +151,17 @@ def test_limit_errors_name_the_limit_and_its_value(algorithm: str) -> None:
     m = tm.Matcher("mqtt", algorithm, max_topic_bytes=10, max_levels=3, max_subscriptions=1)
     assert m.limits == {"max_topic_bytes": 10, "max_levels": 3, "max_subscriptions": 1}
     sid = m.subscribe("a/+", 1)
-    with pytest.raises(tm.LimitExceeded, match="max_topic_bytes is 10, got 11"):
+    with pytest.raises(tm.LimitExceeded, match='by mqtt topic "a{11}": max_topic_bytes is 10, got 11'):
         m.lookup("a" * 11)
-    with pytest.raises(tm.LimitExceeded, match="max_levels is 3, got 4"):
+    with pytest.raises(tm.LimitExceeded, match='by mqtt pattern "a/b/c/d": max_levels is 3, got 4'):
         m.subscribe("a/b/c/d", 1)
-    with pytest.raises(tm.LimitExceeded, match="max_subscriptions is 1, got 2"):
+    with pytest.raises(tm.LimitExceeded, match='by mqtt pattern "b": max_subscriptions is 1, got 2'):
         m.subscribe("b", 1)
+    with pytest.raises(tm.LimitExceeded) as caught:
+        m.lookup("x" * 100)
+    assert str(caught.value) == (
+        f'limit exceeded by mqtt topic "{"x" * 60}... (100 bytes)": max_topic_bytes is 10, got 100'
+    )
     assert m.subscribe("a/+", 1) == sid
     assert m.subscriptions() == [(sid, "a/+", 1)]
     default = tm.Matcher("amqp", algorithm).limits

@@ -70,6 +70,9 @@ pub enum Error {
         max: usize,
         /// The size that exceeded it.
         actual: usize,
+        /// What exceeded it, as a message names it (`mqtt topic "a/b"`, the text shortened if
+        /// long); `None` where no one text did (a batch of topics, a relation's work).
+        about: Option<String>,
     },
     /// Invalid configuration or argument (unknown algorithm, bad option value).
     InvalidArgument(String),
@@ -98,7 +101,27 @@ impl Error {
     }
 
     pub(crate) fn limit(limit: Limit, max: usize, actual: usize) -> Self {
-        Error::LimitExceeded { limit, max, actual }
+        Error::LimitExceeded {
+            limit,
+            max,
+            actual,
+            about: None,
+        }
+    }
+
+    /// A limit exceeded by `text`, a `kind` ("topic", "pattern") of `dialect`.
+    pub(crate) fn limit_of(
+        limit: Limit,
+        max: usize,
+        actual: usize,
+        (dialect, kind, text): (Dialect, &str, &str),
+    ) -> Self {
+        Error::LimitExceeded {
+            limit,
+            max,
+            actual,
+            about: Some(format!("{dialect} {kind} {:?}", shorten(text))),
+        }
     }
 }
 
@@ -135,8 +158,17 @@ impl fmt::Display for Error {
                 dialect.word_name(),
                 word + 1
             ),
-            Error::LimitExceeded { limit, max, actual } => {
-                write!(f, "limit exceeded: {} is {max}, got {actual}", limit.name())
+            Error::LimitExceeded {
+                limit,
+                max,
+                actual,
+                about,
+            } => {
+                f.write_str("limit exceeded")?;
+                if let Some(about) = about {
+                    write!(f, " by {about}")?;
+                }
+                write!(f, ": {} is {max}, got {actual}", limit.name())
             }
             Error::InvalidArgument(msg) => f.write_str(msg),
             Error::InvalidCriteria(msg) => write!(f, "invalid criteria: {msg}"),

@@ -46,7 +46,7 @@ impl Pattern {
     /// or `#`, and the filter a valid, non-empty filter. The byte limit applies to the whole
     /// text, the level limit to the filter (the levels that are matched).
     pub fn parse(dialect: Dialect, limits: &Limits, text: &str) -> Result<Self> {
-        check_size(limits, text)?;
+        check_size(dialect, "pattern", limits, text)?;
         if let Some((name, filter)) = split_share(dialect, text) {
             if name.is_empty() || name.contains(['+', '#']) {
                 return Err(Error::pattern(
@@ -94,7 +94,12 @@ impl Pattern {
             count += 1;
             if count > limits.max_levels {
                 let total = split_words(dialect, body).count();
-                return Err(Error::limit(Limit::Levels, limits.max_levels, total));
+                return Err(Error::limit_of(
+                    Limit::Levels,
+                    limits.max_levels,
+                    total,
+                    (dialect, "pattern", text),
+                ));
             }
             if words.last() == Some(&Word::Multi) && dialect != Dialect::Amqp {
                 return Err(Error::pattern(

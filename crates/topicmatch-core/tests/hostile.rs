@@ -199,7 +199,9 @@ fn max_subscriptions_refuses_new_pairs_only() {
             let err = e.subscribe("c", &Subscriber::Int(1)).unwrap_err();
             assert_eq!(
                 err.to_string(),
-                "limit exceeded: max_subscriptions is 2, got 3"
+                format!(
+                    r#"limit exceeded by {dialect} pattern "c": max_subscriptions is 2, got 3"#
+                )
             );
             let err = e.subscribe("a", &Subscriber::Int(2)).unwrap_err();
             assert!(matches!(err, Error::LimitExceeded { .. }));

@@ -126,7 +126,8 @@ fn limits_are_enforced_and_a_refused_insert_changes_nothing() {
         Err(Error::LimitExceeded {
             limit: Limit::Topics,
             max: 2,
-            actual: 3
+            actual: 3,
+            about: Some(r#"amqp topic "c""#.into()),
         })
     );
     // Replacing at the cap is no new topic.
@@ -136,7 +137,8 @@ fn limits_are_enforced_and_a_refused_insert_changes_nothing() {
         Err(Error::LimitExceeded {
             limit: Limit::Levels,
             max: 3,
-            actual: 4
+            actual: 4,
+            about: Some(r#"amqp topic "a.b.c.d""#.into()),
         })
     );
     assert!(matches!(

@@ -271,9 +271,14 @@ impl Engine {
             }
         }
         let max = self.config.limits.max_subscriptions;
-        self.table
-            .reserve(max)
-            .map_err(|held| Error::limit(Limit::Subscriptions, max, held + 1))?;
+        self.table.reserve(max).map_err(|held| {
+            Error::limit_of(
+                Limit::Subscriptions,
+                max,
+                held + 1,
+                (self.config.dialect, "pattern", pattern),
+            )
+        })?;
         let id = match given {
             Some(id) => id,
             None => self.take_id().inspect_err(|_| self.table.unreserve())?,

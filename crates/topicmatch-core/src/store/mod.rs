@@ -219,10 +219,11 @@ impl<V> TopicStore<V> {
         let words = self.topic(topic)?;
         let mut tree = self.tree.write();
         if tree.len() >= self.limits.max_topics && tree.get(&words).is_none() {
-            return Err(Error::limit(
+            return Err(Error::limit_of(
                 Limit::Topics,
                 self.limits.max_topics,
                 tree.len() + 1,
+                (self.dialect, "topic", topic),
             ));
         }
         Ok(tree.insert(&words, value))

@@ -5,13 +5,15 @@
 use crate::dialect::{Dialect, Limits, NATS_WHITESPACE};
 use crate::error::{Error, Limit, Result};
 
-/// Checks the byte limit, which applies to topics and patterns alike.
-pub(crate) fn check_size(limits: &Limits, text: &str) -> Result<()> {
+/// Checks the byte limit, which applies to topics and patterns alike: `text` is a `kind`
+/// ("topic", "pattern") of `dialect`, as the error names it.
+pub(crate) fn check_size(dialect: Dialect, kind: &str, limits: &Limits, text: &str) -> Result<()> {
     if text.len() > limits.max_topic_bytes {
-        return Err(Error::limit(
+        return Err(Error::limit_of(
             Limit::TopicBytes,
             limits.max_topic_bytes,
             text.len(),
+            (dialect, kind, text),
         ));
     }
     Ok(())
@@ -20,7 +22,7 @@ pub(crate) fn check_size(limits: &Limits, text: &str) -> Result<()> {
 /// Checks `text` against every rule of a published topic of `dialect` and against `limits`,
 /// and reports the first it breaks.
 pub(crate) fn check_rules(dialect: Dialect, limits: &Limits, text: &str) -> Result<()> {
-    check_size(limits, text)?;
+    check_size(dialect, "topic", limits, text)?;
     let sep = dialect.separator();
     let levels = if text.is_empty() {
         0
@@ -28,7 +30,12 @@ pub(crate) fn check_rules(dialect: Dialect, limits: &Limits, text: &str) -> Resu
         text.bytes().filter(|&b| b == sep).count() + 1
     };
     if levels > limits.max_levels {
-        return Err(Error::limit(Limit::Levels, limits.max_levels, levels));
+        return Err(Error::limit_of(
+            Limit::Levels,
+            limits.max_levels,
+            levels,
+            (dialect, "topic", text),
+        ));
     }
     check_words(dialect, text)
 }
