@@ -6,8 +6,8 @@ use std::str::FromStr;
 
 use crate::dialect::Dialect;
 
-/// Texts longer than this are shortened in error messages.
-const SHOWN_CHARS: usize = 60;
+/// Texts longer than this many characters are shortened in error messages.
+pub const SHOWN_CHARS: usize = 60;
 
 /// Which configurable limit was exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
+use topicmatch_core::error::SHOWN_CHARS;
 use topicmatch_core::{Dialect, Error};
 
 static TOPIC_MATCH_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -139,9 +140,6 @@ pub fn lone_surrogate_topic(text: &Bound<'_, PyString>, dialect: Dialect) -> PyE
 pub fn lone_surrogate_pattern(text: &Bound<'_, PyString>, dialect: Dialect) -> PyErr {
     invalid_pattern(lone_surrogate(text, dialect, "pattern"))
 }
-
-/// Characters of a text shown in a message before it is cut (as the core's errors show).
-const SHOWN_CHARS: usize = 60;
 
 /// The message for a `kind` ("pattern", "topic") of `dialect` that cannot be UTF-8: the text
 /// (escaped as the core's messages show theirs, a lone surrogate as `\u{d800}`), the word
