@@ -64,7 +64,8 @@ def test_readme_walkthrough(algorithm: str) -> None:
 
 @pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
 def test_pickle_keeps_subscriptions_ids_and_subscribers(algorithm: str) -> None:
-    m = tm.Matcher(dialect="mqtt", algorithm=algorithm, max_levels=9, max_subscriptions=50)
+    m = tm.Matcher(dialect="mqtt", algorithm=algorithm, max_levels=9, max_subscriptions=50,
+                   max_multi_wildcards=1)
     ids = [m.subscribe(f"a/{i}/#", i if i % 2 else f"s{i}") for i in range(10)]
     m.unsubscribe(ids[4])
     back = pickle.loads(pickle.dumps(m))
@@ -72,6 +73,7 @@ def test_pickle_keeps_subscriptions_ids_and_subscribers(algorithm: str) -> None:
     assert back.algorithm == algorithm and back.dialect == "mqtt"
     assert back.limits == m.limits == {
         "max_topic_bytes": 65535, "max_levels": 9, "max_subscriptions": 50,
+        "max_multi_wildcards": 1,
     }
     assert back.lookup("a/3/x") == [3]
     assert back.unsubscribe(ids[3]) is True

@@ -101,6 +101,8 @@ def test_every_algorithm_survives_hostile_calls_like_naive(dialect: str, steps: 
         assert back.subscriptions() == m.subscriptions()
 
 
+# Each limit keyword with its least value (0 for a cap that may allow none).
+LIMITS = {"max_topic_bytes": 1, "max_levels": 1, "max_subscriptions": 1, "max_multi_wildcards": 0}
 limit_value = st.one_of(
     st.none(), st.integers(-(2**70), 2**70), st.booleans(), st.floats(), st.text(max_size=3),
 )
@@ -110,7 +112,7 @@ limit_value = st.one_of(
     dialect=st.one_of(st.sampled_from(tm.DIALECTS), hostile_text),
     algorithm=st.one_of(st.sampled_from(tm.ALGORITHMS), hostile_text),
     limits=st.fixed_dictionaries(
-        {}, optional={k: limit_value for k in ("max_topic_bytes", "max_levels", "max_subscriptions")}
+        {}, optional={k: limit_value for k in LIMITS}
     ),
 )
 def test_construction_gives_a_matcher_or_a_clear_error(
@@ -119,13 +121,14 @@ def test_construction_gives_a_matcher_or_a_clear_error(
     kind, value = outcome(lambda: tm.Matcher(dialect=dialect, algorithm=algorithm, **limits))
     wrong_type = any(v is not None and (isinstance(v, bool) or not isinstance(v, int))
                      for v in limits.values())
-    out_of_range = any(isinstance(v, int) and not isinstance(v, bool) and not 1 <= v < 2**64
-                       for v in limits.values())
+    out_of_range = any(isinstance(v, int) and not isinstance(v, bool)
+                       and not LIMITS[k] <= v < 2**64 for k, v in limits.items())
     names_ok = dialect in tm.DIALECTS and algorithm in tm.ALGORITHMS
     if kind == "ok":
         assert names_ok and not wrong_type and not out_of_range
         for k, v in limits.items():
-            assert value.limits[k] == v or (v is None and k != "max_subscriptions")
+            unlimited = k in ("max_subscriptions", "max_multi_wildcards")
+            assert value.limits[k] == v or (v is None and not unlimited)
     elif not names_ok:
         assert issubclass(value, ValueError)
     elif wrong_type and not out_of_range:
@@ -149,7 +152,8 @@ def test_matches_gives_a_bool_or_a_typed_error(pattern: str, topic: str, dialect
 @pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
 def test_limit_errors_name_the_limit_and_its_value(algorithm: str) -> None:
     m = tm.Matcher("mqtt", algorithm, max_topic_bytes=10, max_levels=3, max_subscriptions=1)
-    assert m.limits == {"max_topic_bytes": 10, "max_levels": 3, "max_subscriptions": 1}
+    assert m.limits == {"max_topic_bytes": 10, "max_levels": 3, "max_subscriptions": 1,
+                        "max_multi_wildcards": None}
     sid = m.subscribe("a/+", 1)
     with pytest.raises(tm.LimitExceeded, match='by mqtt topic "a{11}": max_topic_bytes is 10, got 11'):
         m.lookup("a" * 11)
@@ -165,8 +169,45 @@ def test_limit_errors_name_the_limit_and_its_value(algorithm: str) -> None:
     assert m.subscribe("a/+", 1) == sid
     assert m.subscriptions() == [(sid, "a/+", 1)]
     default = tm.Matcher("amqp", algorithm).limits
-    assert default == {"max_topic_bytes": 255, "max_levels": 4096, "max_subscriptions": None}
+    assert default == {"max_topic_bytes": 255, "max_levels": 4096, "max_subscriptions": None,
+                       "max_multi_wildcards": None}
     assert tm.Matcher("nats", algorithm).limits["max_topic_bytes"] == 65_535
+
+
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+def test_max_multi_wildcards_refuses_as_rabbitmq_does(algorithm: str) -> None:
+    # RabbitMQ's topic binding validation: at most two whole-word '#', '#' inside a word literal.
+    m = tm.Matcher("amqp", algorithm, max_multi_wildcards=2)
+    assert m.limits["max_multi_wildcards"] == 2
+    accepted = ["", "a.b.c", "*.*.*", "#", "a.#", "#.#", "#.a.#", "a#b", "##.##.##"]
+    ids = [m.subscribe(p, "q") for p in accepted]
+    held = m.subscriptions()
+    for refused, count in [("#.#.#", 3), ("#.*.#.*.#", 3), ("a.#.b.#.c.#", 3), ("#.#.#.#", 4)]:
+        with pytest.raises(tm.LimitExceeded) as caught:
+            m.subscribe(refused, "r")
+        assert str(caught.value) == (
+            f'limit exceeded by amqp pattern "{refused}": max_multi_wildcards is 2, got {count}'
+        )
+    with pytest.raises(tm.LimitExceeded, match=r"max_multi_wildcards is 2, got 128"):
+        m.subscribe(".".join(["#"] * 128), "r")
+    assert m.subscriptions() == held
+    assert m.lookup("x.a.y") == ["q"]
+    back = pickle.loads(pickle.dumps(m))
+    assert back.limits == m.limits
+    with pytest.raises(tm.LimitExceeded):
+        back.subscribe("#.#.#", "r")
+    assert [i for i, _, _ in back.subscriptions()] == ids
+    # No cap by default: 128 '#' fill the 255 bytes of an AMQP short string.
+    tm.Matcher("amqp", algorithm).subscribe(".".join(["#"] * 128), "r")
+    none = tm.Matcher("mqtt", algorithm, max_multi_wildcards=0)
+    none.subscribe("a/+", 1)
+    for refused in ("#", "a/#", "$share/g/#"):
+        with pytest.raises(tm.LimitExceeded, match="max_multi_wildcards is 0, got 1"):
+            none.subscribe(refused, 1)
+    with pytest.raises(ValueError, match="max_multi_wildcards must be a non-negative integer"):
+        tm.Matcher("amqp", algorithm, max_multi_wildcards=-1)
+    with pytest.raises(TypeError, match="max_multi_wildcards must be int or None"):
+        tm.Matcher("amqp", algorithm, max_multi_wildcards=2.0)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("algorithm", tm.ALGORITHMS)

@@ -66,6 +66,7 @@ fn tight() -> Limits {
         max_topic_bytes: 24,
         max_levels: 4,
         max_subscriptions: 12,
+        max_multi_wildcards: 2,
     }
 }
 

@@ -87,6 +87,7 @@ class Matcher:
         max_topic_bytes: int | None = None,
         max_levels: int | None = None,
         max_subscriptions: int | None = None,
+        max_multi_wildcards: int | None = None,
         cache_capacity: int | None = None,
         shared_subscriptions: bool | None = None,
         group_policy: Literal["round_robin", "random", "hash"] = "round_robin",
@@ -243,6 +244,7 @@ def _restore_matcher(
     groups: list[tuple[int, str]] = ...,
     group_policy: str = "round_robin",
     shared_subscriptions: bool | None = None,
+    max_multi_wildcards: int | None = None,
 ) -> Matcher: ...
 def _restore_field_matcher(
     subscriptions: list[tuple[int, Any, Any, Any]],

@@ -87,6 +87,10 @@ pub struct Limits {
     pub max_levels: usize,
     /// Most subscriptions one matcher holds.
     pub max_subscriptions: usize,
+    /// Most multi-word wildcards (whole-word `#`, `>`) in one pattern: a cap only AMQP can
+    /// reach, where a pattern may hold any number (RabbitMQ refuses more than two). Topics
+    /// hold none.
+    pub max_multi_wildcards: usize,
 }
 
 impl Limits {
@@ -94,13 +98,14 @@ impl Limits {
     /// topic cannot make one lookup walk an unbounded stack.
     pub const DEFAULT_MAX_LEVELS: usize = 4096;
 
-    /// The defaults for `dialect`: its protocol's byte limit, [`Self::DEFAULT_MAX_LEVELS`] and no
-    /// subscription cap.
+    /// The defaults for `dialect`: its protocol's byte limit, [`Self::DEFAULT_MAX_LEVELS`], no
+    /// subscription cap and no cap on multi-word wildcards.
     pub fn for_dialect(dialect: Dialect) -> Self {
         Limits {
             max_topic_bytes: dialect.default_max_topic_bytes(),
             max_levels: Self::DEFAULT_MAX_LEVELS,
             max_subscriptions: usize::MAX,
+            max_multi_wildcards: usize::MAX,
         }
     }
 }

@@ -22,6 +22,8 @@ pub enum Limit {
     Topics,
     /// `max_work`: the work one [`covers`](crate::relation::covers) decision may do.
     RelationWork,
+    /// `max_multi_wildcards`: the number of multi-word wildcards in one pattern.
+    MultiWildcards,
 }
 
 impl Limit {
@@ -33,6 +35,7 @@ impl Limit {
             Limit::Subscriptions => "max_subscriptions",
             Limit::Topics => "max_topics",
             Limit::RelationWork => "max_work",
+            Limit::MultiWildcards => "max_multi_wildcards",
         }
     }
 }

@@ -119,6 +119,15 @@ impl Pattern {
             };
             words.push(parsed);
         }
+        let multis = words.iter().filter(|w| **w == Word::Multi).count();
+        if multis > limits.max_multi_wildcards {
+            return Err(Error::limit_of(
+                Limit::MultiWildcards,
+                limits.max_multi_wildcards,
+                multis,
+                (dialect, "pattern", text),
+            ));
+        }
         Ok(Pattern { dialect, words })
     }
 

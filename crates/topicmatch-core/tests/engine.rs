@@ -47,6 +47,7 @@ fn limits_raise_and_change_nothing() {
             max_topic_bytes: 8,
             max_levels: 3,
             max_subscriptions: 2,
+            max_multi_wildcards: 1,
         };
         let m = Engine::new(Dialect::Mqtt, algorithm, limits).unwrap();
         let s = Subscriber::Int(7);

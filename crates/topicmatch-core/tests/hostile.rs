@@ -7,7 +7,8 @@ mod common;
 
 use common::{config, engine, sorted};
 use topicmatch_core::{
-    parse_topic, Algorithm, Dialect, Engine, Error, Limits, Pattern, Subscriber, Subscription,
+    error::SHOWN_CHARS, parse_topic, Algorithm, Dialect, Engine, Error, Limit, Limits, Pattern,
+    Subscriber, Subscription,
 };
 
 /// Fragments that, concatenated, put every separator and wildcard in every position.
@@ -209,6 +210,108 @@ fn max_subscriptions_refuses_new_pairs_only() {
             assert!(e.lookup("c").unwrap().is_empty());
             assert!(e.unsubscribe(b));
             assert!(e.subscribe("c", &Subscriber::Int(1)).is_ok());
+        }
+    }
+}
+
+#[test]
+fn max_multi_wildcards_caps_whole_word_multi_wildcards_only() {
+    // RabbitMQ's validation of topic bindings (`unit_topic_binding_validation_SUITE`): up to
+    // two `#` words, whatever else the key holds; `#` inside a word is literal.
+    let capped = Limits {
+        max_multi_wildcards: 2,
+        ..Limits::for_dialect(Dialect::Amqp)
+    };
+    let hashes_128 = vec!["#"; 128].join(".");
+    assert_eq!(hashes_128.len(), 255);
+    for &algorithm in Algorithm::ALL {
+        let e = Engine::new(Dialect::Amqp, algorithm, capped).unwrap();
+        for ok in [
+            "", "a.b.c", "*.*.*", "#", "a.#", "#.#", "#.a.#", "a#b", "##.##.##",
+        ] {
+            e.subscribe(ok, &Subscriber::Int(1))
+                .unwrap_or_else(|err| panic!("{algorithm} {ok:?}: {err}"));
+        }
+        let before = state(&e);
+        for (refused, count) in [
+            ("#.#.#", 3),
+            ("#.*.#.*.#", 3),
+            ("a.#.b.#.c.#", 3),
+            ("#.#.#.#", 4),
+            (hashes_128.as_str(), 128),
+        ] {
+            let err = e.subscribe(refused, &Subscriber::Int(2)).unwrap_err();
+            let Error::LimitExceeded {
+                limit: Limit::MultiWildcards,
+                max: 2,
+                actual,
+                about: Some(about),
+            } = err
+            else {
+                panic!("{algorithm} {refused:?}: {err}");
+            };
+            assert_eq!(actual, count, "{algorithm} {refused:?}");
+            // The text, shortened if long.
+            let shown: String = refused.chars().take(SHOWN_CHARS).collect();
+            assert!(
+                about.starts_with(&format!("amqp pattern \"{shown}")),
+                "{about}"
+            );
+            assert_eq!(state(&e), before, "{algorithm} {refused:?}");
+        }
+        assert_eq!(
+            e.subscribe("#.#.#", &Subscriber::Int(2))
+                .unwrap_err()
+                .to_string(),
+            r##"limit exceeded by amqp pattern "#.#.#": max_multi_wildcards is 2, got 3"##
+        );
+        // Unlimited by default: the 255-byte key of 128 `#` is a valid binding.
+        let e = engine(Dialect::Amqp, algorithm);
+        e.subscribe(&hashes_128, &Subscriber::Int(1)).unwrap();
+        assert_eq!(e.lookup("a.b").unwrap(), vec![Subscriber::Int(1)]);
+    }
+}
+
+#[test]
+fn max_multi_wildcards_of_zero_refuses_every_multi_wildcard() {
+    for (dialect, refused, kept) in [
+        (Dialect::Amqp, "a.#", "a.*"),
+        (Dialect::Mqtt, "a/#", "a/+"),
+        (Dialect::Mqtt, "$share/g/#", "$share/g/+"),
+        (Dialect::Nats, "a.>", "a.*"),
+    ] {
+        let limits = Limits {
+            max_multi_wildcards: 0,
+            ..Limits::for_dialect(dialect)
+        };
+        for &algorithm in Algorithm::ALL {
+            let e = Engine::new(dialect, algorithm, limits).unwrap();
+            e.subscribe(kept, &Subscriber::Int(1)).unwrap();
+            let before = state(&e);
+            let err = e.subscribe(refused, &Subscriber::Int(1)).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::LimitExceeded {
+                        limit: Limit::MultiWildcards,
+                        max: 0,
+                        actual: 1,
+                        ..
+                    }
+                ),
+                "{dialect} {algorithm} {refused:?}: {err}"
+            );
+            assert_eq!(state(&e), before);
+            // A snapshot holding a pattern over the cap loads nothing.
+            let held = [Subscription {
+                id: 1,
+                pattern: refused.into(),
+                subscriber: Subscriber::Int(1),
+            }];
+            let err = Engine::restore_config(algorithm, config(dialect, limits), &held, &[], 2)
+                .err()
+                .expect("over the cap");
+            assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
         }
     }
 }

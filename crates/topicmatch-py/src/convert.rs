@@ -56,6 +56,21 @@ pub fn subscriber(obj: &Bound<'_, PyAny>) -> PyResult<Subscriber> {
 /// Extracts an optional limit keyword: `None`, or an `int` of at least 1 (else `ValueError`;
 /// a non-int is a `TypeError`). Never `OverflowError`: any int out of range is a `ValueError`.
 pub fn limit(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usize>> {
+    at_least(obj, name, 1, "a positive")
+}
+
+/// Extracts an optional cap keyword, as [`limit`] does, where 0 is a cap too (none allowed).
+pub fn cap(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usize>> {
+    at_least(obj, name, 0, "a non-negative")
+}
+
+/// `None`, or an `int` of at least `least`, described as `what` integer in the error.
+fn at_least(
+    obj: Option<&Bound<'_, PyAny>>,
+    name: &str,
+    least: usize,
+    what: &str,
+) -> PyResult<Option<usize>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
@@ -66,9 +81,9 @@ pub fn limit(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usiz
         )));
     }
     match obj.extract::<usize>() {
-        Ok(v) if v >= 1 => Ok(Some(v)),
+        Ok(v) if v >= least => Ok(Some(v)),
         _ => Err(PyValueError::new_err(format!(
-            "{name} must be a positive integer (at most {}), got {obj}",
+            "{name} must be {what} integer (at most {}), got {obj}",
             usize::MAX
         ))),
     }

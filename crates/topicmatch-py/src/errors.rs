@@ -70,7 +70,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     let limit = sub(
         "LimitExceeded",
-        "A configured limit (max_topic_bytes, max_levels, max_subscriptions) was exceeded.",
+        "A configured limit (max_topic_bytes, max_levels, max_subscriptions, \
+         max_multi_wildcards, a store's max_topics, a relation's max_work) was exceeded.",
     )?;
     for (cell, class) in [
         (&TOPIC_MATCH_ERROR, &root),

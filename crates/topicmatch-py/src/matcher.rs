@@ -28,18 +28,26 @@ pub struct PyMatcher {
     cost: gil::Cost,
 }
 
+/// The limits of `dialect` with the given ones in place of its defaults (`None`: the default).
 fn limits_for(
     dialect: Dialect,
     max_topic_bytes: Option<usize>,
     max_levels: Option<usize>,
     max_subscriptions: Option<usize>,
+    max_multi_wildcards: Option<usize>,
 ) -> Limits {
     let defaults = Limits::for_dialect(dialect);
     Limits {
         max_topic_bytes: max_topic_bytes.unwrap_or(defaults.max_topic_bytes),
         max_levels: max_levels.unwrap_or(defaults.max_levels),
         max_subscriptions: max_subscriptions.unwrap_or(defaults.max_subscriptions),
+        max_multi_wildcards: max_multi_wildcards.unwrap_or(defaults.max_multi_wildcards),
     }
+}
+
+/// A limit that no value caps, as Python sees it: `None`.
+fn capped(limit: usize) -> Option<usize> {
+    (limit != usize::MAX).then_some(limit)
 }
 
 impl PyMatcher {
@@ -105,7 +113,7 @@ impl PyMatcher {
 #[pymethods]
 impl PyMatcher {
     #[new]
-    #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, cache_capacity = None, shared_subscriptions = None, group_policy = "round_robin"))]
+    #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, max_multi_wildcards = None, cache_capacity = None, shared_subscriptions = None, group_policy = "round_robin"))]
     // The keyword arguments of the Python constructor.
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -115,6 +123,7 @@ impl PyMatcher {
         max_topic_bytes: Option<&Bound<'_, PyAny>>,
         max_levels: Option<&Bound<'_, PyAny>>,
         max_subscriptions: Option<&Bound<'_, PyAny>>,
+        max_multi_wildcards: Option<&Bound<'_, PyAny>>,
         cache_capacity: Option<&Bound<'_, PyAny>>,
         shared_subscriptions: Option<bool>,
         group_policy: &str,
@@ -126,6 +135,7 @@ impl PyMatcher {
             convert::limit(max_topic_bytes, "max_topic_bytes")?,
             convert::limit(max_levels, "max_levels")?,
             convert::limit(max_subscriptions, "max_subscriptions")?,
+            convert::cap(max_multi_wildcards, "max_multi_wildcards")?,
         );
         let config = Config {
             dialect,
@@ -180,10 +190,8 @@ impl PyMatcher {
         let d = pyo3::types::PyDict::new(py);
         d.set_item("max_topic_bytes", l.max_topic_bytes)?;
         d.set_item("max_levels", l.max_levels)?;
-        d.set_item(
-            "max_subscriptions",
-            (l.max_subscriptions != usize::MAX).then_some(l.max_subscriptions),
-        )?;
+        d.set_item("max_subscriptions", capped(l.max_subscriptions))?;
+        d.set_item("max_multi_wildcards", capped(l.max_multi_wildcards))?;
         Ok(d)
     }
 
@@ -428,6 +436,7 @@ impl PyMatcher {
             groups::to_py(py, &this.engine)?,
             this.engine.group_policy().name(),
             this.engine.shared_subscriptions(),
+            capped(l.max_multi_wildcards),
         )
             .into_pyobject(py)?;
         Ok((restore, args))
@@ -471,7 +480,7 @@ fn filters_to_py<'py>(py: Python<'py>, engine: &Engine) -> PyResult<Bound<'py, P
 #[pyfunction]
 // The arguments are the pickle format: `__reduce__` passes each part of the state by position.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new(), cache_capacity = None, groups = Vec::new(), group_policy = "round_robin", shared_subscriptions = None))]
+#[pyo3(name = "_restore_matcher", signature = (dialect, algorithm, limits, subscriptions, next_id, filters = Vec::new(), cache_capacity = None, groups = Vec::new(), group_policy = "round_robin", shared_subscriptions = None, max_multi_wildcards = None))]
 pub fn restore_matcher(
     py: Python<'_>,
     dialect: &str,
@@ -484,6 +493,7 @@ pub fn restore_matcher(
     groups: Vec<(u64, String)>,
     group_policy: &str,
     shared_subscriptions: Option<bool>,
+    max_multi_wildcards: Option<usize>,
 ) -> PyResult<PyMatcher> {
     let groups: Vec<(u64, Arc<str>)> = groups.into_iter().map(|(id, g)| (id, g.into())).collect();
     let policy: GroupPolicy = group_policy.parse().map_err(errors::to_py)?;
@@ -497,6 +507,7 @@ pub fn restore_matcher(
         max_topic_bytes: limits.0,
         max_levels: limits.1,
         max_subscriptions: limits.2,
+        max_multi_wildcards: max_multi_wildcards.unwrap_or(usize::MAX),
     };
     let subs = subscriptions
         .into_iter()

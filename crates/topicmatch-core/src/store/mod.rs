@@ -135,6 +135,7 @@ impl StoreLimits {
             max_topic_bytes: self.max_topic_bytes,
             max_levels: self.max_levels,
             max_subscriptions: usize::MAX,
+            max_multi_wildcards: usize::MAX,
         }
     }
 }
