@@ -8,7 +8,7 @@ mod common;
 use common::{config, engine, sorted};
 use topicmatch_core::{
     error::SHOWN_CHARS, parse_topic, Algorithm, Dialect, Engine, Error, Limit, Limits, Pattern,
-    Subscriber, Subscription,
+    Subscriber, Subscription, Word,
 };
 
 /// Fragments that, concatenated, put every separator and wildcard in every position.
@@ -74,6 +74,51 @@ fn every_short_text_as_a_pattern_is_accepted_or_rejected_cleanly() {
                 }
             }
             assert_eq!(e.lookup("a").unwrap(), vec![Subscriber::Int(0)]);
+        }
+    }
+}
+
+#[test]
+fn every_short_text_meets_the_multi_wildcard_cap_as_its_parsed_words_count() {
+    let all = texts(3);
+    for dialect in Dialect::ALL {
+        let unlimited = Limits::for_dialect(dialect);
+        for cap in [0, 1] {
+            let limits = Limits {
+                max_multi_wildcards: cap,
+                ..unlimited
+            };
+            for &algorithm in Algorithm::ALL {
+                let e = Engine::new(dialect, algorithm, limits).unwrap();
+                for text in &all {
+                    let before = state(&e);
+                    let got = e.subscribe(text, &Subscriber::Int(1));
+                    match Pattern::parse(dialect, &unlimited, text) {
+                        Err(err) => assert_eq!(got, Err(err), "{dialect} {text:?}"),
+                        Ok(pattern) => {
+                            let multis = pattern
+                                .words()
+                                .iter()
+                                .filter(|w| **w == Word::Multi)
+                                .count();
+                            if multis <= cap {
+                                assert!(e.unsubscribe(got.unwrap()), "{dialect} {text:?}");
+                                continue;
+                            }
+                            let err = got.unwrap_err();
+                            assert!(
+                                matches!(
+                                    err,
+                                    Error::LimitExceeded { limit: Limit::MultiWildcards, max, actual, .. }
+                                        if max == cap && actual == multis
+                                ),
+                                "{algorithm} {dialect} {text:?}: {err}"
+                            );
+                        }
+                    }
+                    assert_eq!(state(&e), before, "{algorithm} {dialect} {text:?}");
+                }
+            }
         }
     }
 }
