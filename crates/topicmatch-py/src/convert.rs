@@ -59,6 +59,11 @@ pub fn limit(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usiz
     at_least(obj, name, 1, "a positive")
 }
 
+/// A limit as Python shows it: `None` where it is unbounded (`usize::MAX`).
+pub fn limit_or_none(limit: usize) -> Option<usize> {
+    (limit != usize::MAX).then_some(limit)
+}
+
 /// Extracts an optional cap keyword, as [`limit`] does, where 0 is a cap too (none allowed).
 pub fn cap(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usize>> {
     at_least(obj, name, 0, "a non-negative")

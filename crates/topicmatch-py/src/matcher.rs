@@ -45,11 +45,6 @@ fn limits_for(
     }
 }
 
-/// A limit that no value caps, as Python sees it: `None`.
-fn capped(limit: usize) -> Option<usize> {
-    (limit != usize::MAX).then_some(limit)
-}
-
 impl PyMatcher {
     fn with_engine(py: Python<'_>, engine: Engine) -> PyResult<Self> {
         let table = Arc::new(engine.with_registry(|registry| ObjectTable::of(py, registry))?);
@@ -190,8 +185,14 @@ impl PyMatcher {
         let d = pyo3::types::PyDict::new(py);
         d.set_item("max_topic_bytes", l.max_topic_bytes)?;
         d.set_item("max_levels", l.max_levels)?;
-        d.set_item("max_subscriptions", capped(l.max_subscriptions))?;
-        d.set_item("max_multi_wildcards", capped(l.max_multi_wildcards))?;
+        d.set_item(
+            "max_subscriptions",
+            convert::limit_or_none(l.max_subscriptions),
+        )?;
+        d.set_item(
+            "max_multi_wildcards",
+            convert::limit_or_none(l.max_multi_wildcards),
+        )?;
         Ok(d)
     }
 
@@ -436,7 +437,7 @@ impl PyMatcher {
             groups::to_py(py, &this.engine)?,
             this.engine.group_policy().name(),
             this.engine.shared_subscriptions(),
-            capped(l.max_multi_wildcards),
+            convert::limit_or_none(l.max_multi_wildcards),
         )
             .into_pyobject(py)?;
         Ok((restore, args))

@@ -135,10 +135,7 @@ impl PyTopicStore {
         let d = PyDict::new(py);
         d.set_item("max_topic_bytes", l.max_topic_bytes)?;
         d.set_item("max_levels", l.max_levels)?;
-        d.set_item(
-            "max_topics",
-            (l.max_topics != usize::MAX).then_some(l.max_topics),
-        )?;
+        d.set_item("max_topics", convert::limit_or_none(l.max_topics))?;
         Ok(d)
     }
 
@@ -359,7 +356,7 @@ impl PyTopicStore {
             (
                 l.max_topic_bytes,
                 l.max_levels,
-                (l.max_topics != usize::MAX).then_some(l.max_topics),
+                convert::limit_or_none(l.max_topics),
             ),
             pairs(py, &found, 0..found.len())?,
         )
