@@ -504,12 +504,13 @@ pub fn restore_matcher(
         .collect::<PyResult<Vec<(u64, Arc<Filter>)>>>()?;
     let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
     let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
-    let limits = Limits {
-        max_topic_bytes: limits.0,
-        max_levels: limits.1,
-        max_subscriptions: limits.2,
-        max_multi_wildcards: max_multi_wildcards.unwrap_or(usize::MAX),
-    };
+    let limits = limits_for(
+        dialect,
+        Some(limits.0),
+        Some(limits.1),
+        Some(limits.2),
+        max_multi_wildcards,
+    );
     let subs = subscriptions
         .into_iter()
         .map(|(id, pattern, sub)| {
