@@ -139,56 +139,61 @@ def fanout_figures(algorithm: str, repeats: int,
     label = _label(algorithm, cache_capacity)
     records = []
     for shape in fanout.SHAPES:
-        runs = {}
+        loaded = {}
         for subscribers in ("distinct", "few"):
             w = fanout.workload(shape, subscribers)
             m = _matcher("mqtt", algorithm, cache_capacity)
             for text, subscriber in w.subscriptions:
                 m.subscribe(text, subscriber)
-            delivered = sum(map(len, m.lookup_many(w.topics)))
-            runs[subscribers] = (best_of(repeats, lambda: m.lookup_many(w.topics)), delivered)
-            if subscribers == "distinct":
-                lookup = paho_lookup(_paho(w.subscriptions))
-                topics = w.topics[: max(200, len(w.topics) // 10)]
-                # The floor under any call that returns a list per topic: CPython copying
-                # the same rows (a new list, an increment and a store per subscriber, and
-                # freeing it), with no matching at all. On paho's topics it is timed in turn
-                # with paho and with ours, as their ratios are.
-                rows = m.lookup_many(w.topics)
-                few_rows = rows[: len(topics)]
-                paho, ours, floor_paho = best_of_each(
-                    max(1, repeats // 2), lambda: [lookup(t) for t in topics],
-                    lambda: m.lookup_many(topics), lambda: [row.copy() for row in few_rows])
-                records.append(Record(label, f"fanout-{shape}", "lookup_many/paho", paho / ours,
-                                      "x", note="paho-mqtt MQTTMatcher + set union, same answer"))
-                floor = best_of(repeats, lambda: [row.copy() for row in rows])
-                records.append(Record(label, f"fanout-{shape}", "list.copy floor",
-                                      floor / delivered * 1e9, "ns",
-                                      note="per subscriber: CPython copying the same rows"))
-                records.append(Record(label, f"fanout-{shape}", "lookup_many/floor",
-                                      runs[subscribers][0] / floor, "x",
-                                      note="whole lookup_many against copying its rows"))
-                few_delivered = sum(map(len, few_rows))
-                floor_ns = floor_paho / few_delivered * 1e9
-                records.append(Record(label, f"fanout-{shape}", "per delivered, paho's topics",
-                                      ours / few_delivered * 1e9, "ns",
-                                      note=f"whole call; list floor {floor_ns:.2f} ns"))
-                records.append(Record(label, f"fanout-{shape}", "paho/floor", paho / floor_paho,
-                                      "x", note="the most any list-returning call can be "
-                                      "above paho here"))
-                single = m.lookup
-                one_each = best_of(repeats, lambda: [single(t) for t in topics])
-                records.append(Record(label, f"fanout-{shape}", "lookup per delivered",
-                                      one_each / few_delivered * 1e9, "ns",
-                                      note="paho's topics, one call each"))
-                column = pa.array(w.topics, pa.string())
-                arrow = best_of(repeats, lambda: m.lookup_arrow(column))
-                records.append(Record(label, f"fanout-{shape}", "lookup_arrow per delivered",
-                                      arrow / delivered * 1e9, "ns",
-                                      note="every topic, one array: indices, no object"))
-        (t_many, n_many), (t_few, n_few) = runs["distinct"], runs["few"]
+            loaded[subscribers] = (w, m)
+        # The two subscriber sets timed in turn, through the same spells of noise: their
+        # difference is a small part of each call where the walk is long (``cuts``), and
+        # timed minutes apart it moved by more than itself.
+        few_w, few_m = loaded["few"]
+        w, m = loaded["distinct"]
+        t_many, t_few = best_of_each(repeats, lambda: m.lookup_many(w.topics),
+                                     lambda: few_m.lookup_many(few_w.topics))
+        n_many = sum(map(len, m.lookup_many(w.topics)))
+        n_few = sum(map(len, few_m.lookup_many(few_w.topics)))
+        lookup = paho_lookup(_paho(w.subscriptions))
+        topics = w.topics[: max(200, len(w.topics) // 10)]
+        # The floor under any call that returns a list per topic: CPython copying the same
+        # rows (a new list, an increment and a store per subscriber, and freeing it), with no
+        # matching at all. On paho's topics it is timed in turn with paho and with ours, as
+        # their ratios are.
+        rows = m.lookup_many(w.topics)
+        few_rows = rows[: len(topics)]
+        paho, ours, floor_paho = best_of_each(
+            max(1, repeats // 2), lambda: [lookup(t) for t in topics],
+            lambda: m.lookup_many(topics), lambda: [row.copy() for row in few_rows])
+        records.append(Record(label, f"fanout-{shape}", "lookup_many/paho", paho / ours,
+                              "x", note="paho-mqtt MQTTMatcher + set union, same answer"))
+        floor = best_of(repeats, lambda: [row.copy() for row in rows])
+        records.append(Record(label, f"fanout-{shape}", "list.copy floor",
+                              floor / n_many * 1e9, "ns",
+                              note="per subscriber: CPython copying the same rows"))
+        records.append(Record(label, f"fanout-{shape}", "lookup_many/floor", t_many / floor,
+                              "x", note="whole lookup_many against copying its rows"))
+        few_delivered = sum(map(len, few_rows))
+        floor_ns = floor_paho / few_delivered * 1e9
+        records.append(Record(label, f"fanout-{shape}", "per delivered, paho's topics",
+                              ours / few_delivered * 1e9, "ns",
+                              note=f"whole call; list floor {floor_ns:.2f} ns"))
+        records.append(Record(label, f"fanout-{shape}", "paho/floor", paho / floor_paho,
+                              "x", note="the most any list-returning call can be "
+                              "above paho here"))
+        single = m.lookup
+        one_each = best_of(repeats, lambda: [single(t) for t in topics])
+        records.append(Record(label, f"fanout-{shape}", "lookup per delivered",
+                              one_each / few_delivered * 1e9, "ns",
+                              note="paho's topics, one call each"))
+        column = pa.array(w.topics, pa.string())
+        arrow = best_of(repeats, lambda: m.lookup_arrow(column))
+        records.append(Record(label, f"fanout-{shape}", "lookup_arrow per delivered",
+                              arrow / n_many * 1e9, "ns",
+                              note="every topic, one array: indices, no object"))
         per = (t_many - t_few) / (n_many - n_few) * 1e9
-        topics_n = len(fanout.workload(shape).topics)
+        topics_n = len(w.topics)
         records.append(Record(label, f"fanout-{shape}", "ns per delivered subscriber", per,
                               "ns", note=f"{n_many / topics_n:.0f} vs {n_few / topics_n:.0f} "
                               "subscribers per topic"))
