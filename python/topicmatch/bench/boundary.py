@@ -137,23 +137,25 @@ def fanout_figures(algorithm: str, repeats: int,
     import pyarrow as pa
 
     label = _label(algorithm, cache_capacity)
+
+    def load(shape: str, subscribers: str) -> tuple[fanout.Fanout, tm.Matcher]:
+        w = fanout.workload(shape, subscribers)
+        m = _matcher("mqtt", algorithm, cache_capacity)
+        for text, subscriber in w.subscriptions:
+            m.subscribe(text, subscriber)
+        return w, m
+
     records = []
     for shape in fanout.SHAPES:
-        loaded = {}
-        for subscribers in ("distinct", "few"):
-            w = fanout.workload(shape, subscribers)
-            m = _matcher("mqtt", algorithm, cache_capacity)
-            for text, subscriber in w.subscriptions:
-                m.subscribe(text, subscriber)
-            loaded[subscribers] = (w, m)
+        w, m = load(shape, "distinct")
+        few_w, few_m = load(shape, "few")
         # The two subscriber sets timed in turn, through the same spells of noise: their
         # difference is a small part of each call where the walk is long (``cuts``), and
-        # timed minutes apart it moved by more than itself.
-        few_w, few_m = loaded["few"]
-        w, m = loaded["distinct"]
+        # drift between runs timed apart can exceed it.
         t_many, t_few = best_of_each(repeats, lambda: m.lookup_many(w.topics),
                                      lambda: few_m.lookup_many(few_w.topics))
-        n_many = sum(map(len, m.lookup_many(w.topics)))
+        rows = m.lookup_many(w.topics)
+        n_many = sum(map(len, rows))
         n_few = sum(map(len, few_m.lookup_many(few_w.topics)))
         lookup = paho_lookup(_paho(w.subscriptions))
         topics = w.topics[: max(200, len(w.topics) // 10)]
@@ -161,7 +163,6 @@ def fanout_figures(algorithm: str, repeats: int,
         # rows (a new list, an increment and a store per subscriber, and freeing it), with no
         # matching at all. On paho's topics it is timed in turn with paho and with ours, as
         # their ratios are.
-        rows = m.lookup_many(w.topics)
         few_rows = rows[: len(topics)]
         paho, ours, floor_paho = best_of_each(
             max(1, repeats // 2), lambda: [lookup(t) for t in topics],
