@@ -59,7 +59,7 @@ def test_mqtt_share_texts_and_the_switch_that_keeps_them_plain() -> None:
     assert on.groups() == [(1, "g"), (2, "g")] and off.groups() == []
     with pytest.raises(ValueError, match="mqtt"):
         tm.Matcher("amqp", shared_subscriptions=True)
-    with pytest.raises(ValueError, match="share name"):
+    with pytest.raises(tm.InvalidPattern, match="share name"):
         on.subscribe("$share/g/a/+", "z", group="other")
     # The fault is named at the level where the filter is missing.
     with pytest.raises(tm.InvalidPattern, match=r'"\$share/g": level 2: .* needs a non-empty'):
@@ -91,15 +91,26 @@ def test_policies() -> None:
 
 def test_bad_groups_raise_and_change_nothing() -> None:
     m = tm.Matcher("nats")
-    with pytest.raises(ValueError, match="group name"):
+    # A group name comes from clients, as a pattern does: `InvalidPattern`.
+    with pytest.raises(tm.InvalidPattern, match="invalid nats group name"):
         m.subscribe("a.b", "x", group="")
-    with pytest.raises(ValueError, match="whitespace"):
+    with pytest.raises(tm.InvalidPattern, match="whitespace"):
         m.subscribe("a.b", "x", group="a b")
+    with pytest.raises(tm.InvalidPattern, match="lone surrogate"):
+        m.subscribe("a.b", "x", group="\ud800")
     with pytest.raises(TypeError, match="group must be str"):
         m.subscribe("a.b", "x", group=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="where"):
         m.subscribe("a.b", "x", group="q", where={"k": 1})
     assert len(m) == 0 and m.groups() == []
+    mqtt = tm.Matcher("mqtt")
+    with pytest.raises(tm.InvalidPattern, match="U\\+0000"):
+        mqtt.subscribe("a/+", "x", group="g\0")
+    with pytest.raises(tm.InvalidPattern, match="differs from the share name"):
+        mqtt.subscribe("$share/g/a", "x", group="h")
+    with pytest.raises(tm.InvalidPattern, match="share name .* U\\+0000"):
+        mqtt.subscribe("$share/g\0/a", "x")
+    assert len(mqtt) == 0 and mqtt.groups() == []
 
 
 def test_the_last_member_removes_the_group_and_pickling_keeps_them() -> None:

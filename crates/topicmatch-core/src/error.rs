@@ -82,6 +82,10 @@ pub enum Error {
     /// Field criteria that cannot be matched (an unknown mode, `k` out of range, a comparison
     /// with a non-number, an empty `in` set, NaN); Python raises it as `InvalidPattern`.
     InvalidCriteria(String),
+    /// A group name that breaks its dialect's rules (an MQTT share name, a NATS queue name), or
+    /// that differs from the share name of the pattern it comes with: data from a client, as a
+    /// pattern is; Python raises it as `InvalidPattern`.
+    InvalidGroup(String),
 }
 
 impl Error {
@@ -173,7 +177,7 @@ impl fmt::Display for Error {
                 }
                 write!(f, ": {} is {max}, got {actual}", limit.name())
             }
-            Error::InvalidArgument(msg) => f.write_str(msg),
+            Error::InvalidArgument(msg) | Error::InvalidGroup(msg) => f.write_str(msg),
             Error::InvalidCriteria(msg) => write!(f, "invalid criteria: {msg}"),
         }
     }

@@ -42,19 +42,20 @@ impl Pattern {
     /// Parses and validates `text` under `dialect`'s rules and `limits`.
     ///
     /// An MQTT shared subscription `$share/{ShareName}/{filter}` (MQTT 5.0, 4.8.2) is the
-    /// pattern of its `{filter}`: the share name must be at least one character without `+`
-    /// or `#`, and the filter a valid, non-empty filter. The byte limit applies to the whole
+    /// pattern of its `{filter}`: the share name must be at least one character without `+`,
+    /// `#` or U+0000 (no part of an MQTT UTF-8 string may hold it, MQTT 5.0 1.5.4), and the
+    /// filter a valid, non-empty filter. The byte limit applies to the whole
     /// text, the level limit to the filter (the levels that are matched).
     pub fn parse(dialect: Dialect, limits: &Limits, text: &str) -> Result<Self> {
         check_size(dialect, "pattern", limits, text)?;
         if let Some((name, filter)) = split_share(dialect, text) {
-            if name.is_empty() || name.contains(['+', '#']) {
+            if name.is_empty() || name.contains(['+', '#', '\0']) {
                 return Err(Error::pattern(
                     dialect,
                     text,
                     1,
                     "a shared subscription's share name must be at least one character, \
-                     without '+' or '#'",
+                     without '+', '#' or U+0000",
                 ));
             }
             if filter.is_empty() {

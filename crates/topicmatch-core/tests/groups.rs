@@ -278,13 +278,14 @@ fn bad_groups_are_refused_and_change_nothing() {
         (&mqtt, "a/b", ""),
         (&mqtt, "a/b", "g/h"),
         (&mqtt, "a/b", "g+"),
+        (&mqtt, "a/b", "g\0"),
         (&mqtt, "$share/g/a/b", "other"),
         (&nats, "a.b", "with space"),
         (&nats, "a.b", "nul\0"),
         (&amqp, "a.b", ""),
     ] {
         let err = m.subscribe_group(pattern, &s("x"), group).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{group:?}: {err}");
+        assert!(matches!(err, Error::InvalidGroup(_)), "{group:?}: {err}");
         assert!(m.is_empty());
     }
     let err = mqtt

@@ -112,7 +112,7 @@ pub fn to_py_context(err: Error, context: &str) -> PyErr {
 /// `err`'s exception class with `message`.
 fn with_message(err: &Error, message: String) -> PyErr {
     match err {
-        Error::InvalidPattern { .. } | Error::InvalidCriteria(_) => {
+        Error::InvalidPattern { .. } | Error::InvalidCriteria(_) | Error::InvalidGroup(_) => {
             raise(&INVALID_PATTERN, message)
         }
         Error::InvalidTopic { .. } => raise(&INVALID_TOPIC, message),

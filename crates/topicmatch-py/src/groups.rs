@@ -5,13 +5,14 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use topicmatch_core::fields::Message;
-use topicmatch_core::Engine;
+use topicmatch_core::{Dialect, Engine};
 
 use crate::matcher::PyMatcher;
 use crate::{convert, errors, gil, rows};
 
-/// A group name: a `str` (else `TypeError`); its rules are the engine's.
-pub fn name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+/// A group name: a `str` (else `TypeError`) that is valid UTF-8 (else `InvalidPattern`, as
+/// for the rest of a group name's rules, which are the engine's).
+pub fn name(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String> {
     let s = obj.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!(
             "group must be str, not {}",
@@ -20,9 +21,9 @@ pub fn name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     })?;
     Ok(s.to_str()
         .map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(
-                "group is not valid UTF-8 (it contains a lone surrogate)",
-            )
+            errors::invalid_pattern(format!(
+                "invalid {dialect} group name: not valid UTF-8 (it contains a lone surrogate)"
+            ))
         })?
         .to_owned())
 }

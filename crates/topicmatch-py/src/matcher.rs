@@ -209,7 +209,9 @@ impl PyMatcher {
         mode: Option<&Bound<'_, PyAny>>,
         group: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let group = group.map(groups::name).transpose()?;
+        let group = group
+            .map(|g| groups::name(g, self.engine.dialect()))
+            .transpose()?;
         let subscriber_obj = subscriber;
         let text = convert::pattern_text(pattern, self.engine.dialect())?;
         let subscriber = convert::subscriber(subscriber_obj)?;

@@ -118,13 +118,13 @@ impl FromStr for GroupPolicy {
 }
 
 /// Checks a group name given apart from the pattern: at least one character; in MQTT also a
-/// valid share name (no `/`, `+` or `#`, so that `$share/{name}/{filter}` names the same
-/// group); in NATS no whitespace or NUL (a queue name is one protocol token).
+/// valid share name (no `/`, `+`, `#` or U+0000, so that `$share/{name}/{filter}` names the
+/// same group); in NATS no whitespace or NUL (a queue name is one protocol token).
 pub(super) fn check_name(dialect: Dialect, name: &str) -> Result<(), Error> {
     let bad = match dialect {
         _ if name.is_empty() => Some("must be at least one character"),
-        Dialect::Mqtt if name.contains(['/', '+', '#']) => {
-            Some("must not contain '/', '+' or '#' (an MQTT share name)")
+        Dialect::Mqtt if name.contains(['/', '+', '#', '\0']) => {
+            Some("must not contain '/', '+', '#' or U+0000 (an MQTT share name)")
         }
         Dialect::Nats
             if name
@@ -136,7 +136,7 @@ pub(super) fn check_name(dialect: Dialect, name: &str) -> Result<(), Error> {
         _ => None,
     };
     match bad {
-        Some(rule) => Err(Error::InvalidArgument(format!(
+        Some(rule) => Err(Error::InvalidGroup(format!(
             "invalid {dialect} group name {name:?}: a group name {rule}"
         ))),
         None => Ok(()),

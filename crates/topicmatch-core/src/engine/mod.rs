@@ -224,8 +224,8 @@ impl Engine {
             None
         };
         match (group, share) {
-            (Some(g), Some(s)) if g != s => Err(Error::InvalidArgument(format!(
-                "group {g:?} differs from the share name {s:?} of {pattern:?}"
+            (Some(g), Some(s)) if g != s => Err(Error::InvalidGroup(format!(
+                "invalid {dialect} group {g:?}: it differs from the share name {s:?} of {pattern:?}"
             ))),
             (Some(g), _) => {
                 groups::check_name(dialect, g)?;
