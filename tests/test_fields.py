@@ -88,6 +88,29 @@ def test_values_compare_exactly_and_bools_are_their_own_kind() -> None:
     assert big.lookup({"n": True}) == []
 
 
+def test_integers_run_over_signed_and_unsigned_64_bits() -> None:
+    fm = tm.FieldMatcher()
+    fm.subscribe({"n": tm.gt(0)}, "positive")
+    fm.subscribe({"n": tm.ge(2**63)}, "top half")
+    fm.subscribe({"n": 2**64 - 1}, "max")
+    fm.subscribe({"n": tm.lt(2.0**64)}, "below 2**64")
+    assert sorted(fm.lookup({"n": 2**63})) == ["below 2**64", "positive", "top half"]
+    assert sorted(fm.lookup({"n": 2**64 - 1})) == ["below 2**64", "max", "positive", "top half"]
+    assert sorted(fm.lookup({"n": 2**63 - 1})) == ["below 2**64", "positive"]
+    assert sorted(fm.lookup({"n": 2.0**63})) == ["below 2**64", "positive", "top half"]
+    assert fm.lookup({"n": 2**64}) == []  # past the range: present, compares with nothing
+    back = pickle.loads(pickle.dumps(fm))
+    assert back.subscriptions() == fm.subscriptions()
+    assert back.subscriptions()[2][1] == {"n": 2**64 - 1}
+    assert back.lookup({"n": 2**64 - 1}) == fm.lookup({"n": 2**64 - 1})
+    # Pivoted (checked, not counted) criteria compare the same way.
+    two = tm.FieldMatcher()
+    two.subscribe({"k": "x", "n": tm.gt(2**63 + 5)}, "pivot")
+    assert two.lookup({"k": "x", "n": 2**63 + 6}) == ["pivot"]
+    assert two.lookup({"k": "x", "n": 2**63 + 5}) == []
+    assert two.lookup({"k": "x", "n": 1e300}) == ["pivot"]
+
+
 def test_message_values_of_other_kinds_are_present_only() -> None:
     fm = tm.FieldMatcher()
     fm.subscribe({"x": tm.PRESENT}, "present")
@@ -115,7 +138,10 @@ def test_message_values_of_other_kinds_are_present_only() -> None:
         ({"a": None}, "all", "not NoneType"),
         ({"a": [[1]]}, "all", "not list"),
         ({"a": b"x"}, "all", "not bytes"),
-        ({"a": 2**64}, "all", "64 bits"),
+        ({"a": 2**64}, "all", "outside -2**63 to 2**64 - 1"),
+        ({"a": -(2**63) - 1}, "all", "outside -2**63 to 2**64 - 1"),
+        ({"a": 1, "b": 2}, 2**70, "at least 1180591620717411303424 of 2"),
+        ({"a": 1, "b": 2}, -(2**70), "at least -1180591620717411303424 of 2"),
     ],
 )
 def test_bad_criteria_raise_invalid_pattern(criteria: dict, mode: object, needle: str) -> None:
@@ -152,6 +178,13 @@ def test_type_errors() -> None:
         fm.lookup_many([{"a": 1}, None])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="subscriber"):
         fm.subscribe({"a": 1}, 1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="subscription_id must be int"):
+        fm.unsubscribe(True)
+    with pytest.raises(TypeError, match="subscription_id must be int"):
+        fm.unsubscribe("1")  # type: ignore[arg-type]
+    for no_id in (-1, 2**64, 2**70):
+        assert fm.unsubscribe(no_id) is False
+    assert len(fm) == 1
 
 
 def test_criteria_objects() -> None:

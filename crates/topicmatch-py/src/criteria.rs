@@ -1,10 +1,10 @@
 //! Field criteria in Python: `tm.PRESENT`, `tm.lt/le/gt/ge`, and the conversions of criteria
 //! dicts, modes and messages into the core's owned data (and back, for pickling).
 //!
-//! Decisions: a criterion value is str, int (64-bit), float (not NaN) or bool, a tuple, list,
+//! Decisions: a criterion value is str, int (from -2^63 to 2^64 - 1), float (not NaN) or bool, a tuple, list,
 //! set or frozenset of those ("in"), `PRESENT` or a comparison; anything else is
 //! `InvalidPattern`. A message is a mapping with str keys (else `TypeError`); a field whose
-//! value is of another kind (None, bytes, a list, an int beyond 64 bits, NaN...) counts as
+//! value is of another kind (None, bytes, a list, an int outside that range, NaN...) counts as
 //! present but equals nothing and compares with nothing.
 
 use pyo3::exceptions::PyTypeError;
@@ -135,13 +135,21 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "?".to_owned(), |n| n.to_string())
 }
 
+/// An `int` from -2^63 to 2^64 - 1 as a number, else `None`.
+fn integer(obj: &Bound<'_, PyAny>) -> Option<Number> {
+    obj.extract::<i64>()
+        .map(Number::int)
+        .or_else(|_| obj.extract::<u64>().map(Number::uint))
+        .ok()
+}
+
 /// A message value, or `None` for a kind no criterion can name.
 fn message_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
     if let Ok(b) = obj.cast::<PyBool>() {
         return Some(Value::Bool(b.is_true()));
     }
     if obj.is_instance_of::<PyInt>() {
-        return obj.extract::<i64>().ok().map(Value::from);
+        return integer(obj).map(Value::Num);
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Number::float(f.value()).map(Value::Num);
@@ -158,10 +166,9 @@ fn scalar(obj: &Bound<'_, PyAny>) -> Result<Value, String> {
         return Ok(Value::Bool(b.is_true()));
     }
     if obj.is_instance_of::<PyInt>() {
-        return obj
-            .extract::<i64>()
-            .map(Value::from)
-            .map_err(|_| format!("the integer {obj} does not fit in 64 bits"));
+        return integer(obj).map(Value::Num).ok_or_else(|| {
+            format!("the integer {obj} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
+        });
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Number::float(f.value())
@@ -206,15 +213,20 @@ fn criterion(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Criterion> {
     }
 }
 
-/// A mode: "all", "any" or an int k.
-fn mode(obj: &Bound<'_, PyAny>) -> PyResult<Mode> {
+/// A mode of `n` criteria: "all", "any" or an int k.
+fn mode(obj: &Bound<'_, PyAny>, n: usize) -> PyResult<Mode> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Mode::parse(&s.to_string_lossy()).map_err(errors::to_py);
     }
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
-        // A k below 1 or beyond usize is refused by `Filter::new` as out of range.
-        let k = obj.extract::<i64>().unwrap_or(0);
-        return Ok(Mode::AtLeast(usize::try_from(k).unwrap_or(0)));
+        // A k in range of usize but not of 1..=n is refused by `Filter::new`, one past it
+        // (negative, huge) here, in the same words.
+        return obj.extract::<usize>().map(Mode::AtLeast).map_err(|_| {
+            invalid(&format!(
+                "mode asks for at least {} of {n} criteria: k must be between 1 and {n}",
+                obj.str().map_or_else(|_| "?".to_owned(), |r| r.to_string())
+            ))
+        });
     }
     Err(invalid(&format!(
         "unknown mode {}: expected \"all\", \"any\" or an int",
@@ -269,7 +281,8 @@ pub fn filter(criteria: &Bound<'_, PyAny>, mode_obj: &Bound<'_, PyAny>) -> PyRes
             .map_err(|_| invalid("a field name is not valid UTF-8 (a lone surrogate)"))?;
         out.push((field.into(), criterion(field, &v)?));
     }
-    Filter::new(out, mode(mode_obj)?).map_err(errors::to_py)
+    let mode = mode(mode_obj, out.len())?;
+    Filter::new(out, mode).map_err(errors::to_py)
 }
 
 /// A message from a mapping of str keys. Keys that are not valid UTF-8 cannot be named by any
@@ -321,9 +334,10 @@ pub fn messages(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Message>> {
 }
 
 fn number_to_py(py: Python<'_>, n: Number) -> PyResult<Bound<'_, PyAny>> {
-    Ok(match n.as_i64() {
-        Some(i) => i.into_pyobject(py)?.into_any(),
-        None => PyFloat::new(py, n.as_f64()).into_any(),
+    Ok(match (n.as_i64(), n.as_u64()) {
+        (Some(i), _) => i.into_pyobject(py)?.into_any(),
+        (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+        (None, None) => PyFloat::new(py, n.as_f64()).into_any(),
     })
 }
 

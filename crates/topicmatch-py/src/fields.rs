@@ -58,7 +58,10 @@ impl PyFieldMatcher {
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.
-    fn unsubscribe(&self, subscription_id: u64) -> PyResult<bool> {
+    fn unsubscribe(&self, subscription_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Some(subscription_id) = convert::subscription_id(subscription_id)? else {
+            return Ok(false);
+        };
         let table = &self.table;
         gil::guarded(|| {
             Ok(self

@@ -151,9 +151,10 @@ impl FieldIndex {
             }
             _ => {
                 let (op, t) = criterion.comparison().expect("validated as numeric");
-                out.push(match t.as_i64() {
-                    Some(i) => Check::CmpInt(f, op, i),
-                    None => Check::CmpFloat(f, op, t.as_f64()),
+                out.push(match (t.as_i64(), t.as_u64()) {
+                    (Some(i), _) => Check::CmpInt(f, op, i),
+                    (None, Some(u)) => Check::CmpUInt(f, op, u),
+                    (None, None) => Check::CmpFloat(f, op, t.as_f64()),
                 });
             }
         }

@@ -40,6 +40,8 @@ pub enum Check {
     Of(ValueId),
     /// The field is a number comparing as asked with an integer threshold.
     CmpInt(FieldId, Comparison, i64),
+    /// The field is a number comparing as asked with an integer threshold above `i64::MAX`.
+    CmpUInt(FieldId, Comparison, u64),
     /// The field is a number comparing as asked with a threshold that is not an integer
     /// (kept as `f64` rather than [`Number`], which keeps a check in 16 bytes).
     CmpFloat(FieldId, Comparison, f64),
@@ -252,6 +254,7 @@ fn verify(checks: &[Check], seen: &[Seen]) -> bool {
             }
             Check::Of(_) => unreachable!("skipped with its In"),
             Check::CmpInt(f, op, t) => compare(seen[f as usize], op, Number::int(t)),
+            Check::CmpUInt(f, op, t) => compare(seen[f as usize], op, Number::uint(t)),
             Check::CmpFloat(f, op, t) => {
                 let t = Number::float(t).expect("a threshold is never NaN");
                 compare(seen[f as usize], op, t)

@@ -1,9 +1,10 @@
 //! Field values: strings, booleans and numbers, with numbers compared exactly.
 //!
-//! A [`Number`] is an `i64` or an `f64` normalised so that each numeric value has exactly one
-//! representation: a float with an integral value inside the `i64` range is stored as that
-//! integer (so `1` and `1.0` are the same number and hash alike), `-0.0` is `0`, and NaN is
-//! refused. Comparing an integer with a float is exact, with no rounding through `f64`:
+//! A [`Number`] is an integer from `-2^63` to `2^64 - 1` (the values of `i64` and `u64`
+//! together, as message headers carry them) or an `f64`, normalised so that each numeric value
+//! has exactly one representation: a float with an integral value inside that range is stored
+//! as that integer (so `1` and `1.0` are the same number and hash alike), `-0.0` is `0`, and
+//! NaN is refused. Comparing an integer with a float is exact, with no rounding through `f64`:
 //! `2^53 + 1` is greater than `2.0^53`.
 //!
 //! Booleans are their own kind: `true` is not the number `1`. A headers-exchange user who
@@ -21,6 +22,9 @@ use crate::error::{Error, Result};
 /// 2^63 as an `f64`: the first float above every `i64`.
 const I64_END: f64 = 9_223_372_036_854_775_808.0;
 
+/// 2^64 as an `f64`: the first float above every `u64`.
+const U64_END: f64 = 18_446_744_073_709_551_616.0;
+
 /// A number compared exactly: integers and floats with the same value are equal.
 #[derive(Clone, Copy)]
 pub struct Number(Repr);
@@ -28,7 +32,9 @@ pub struct Number(Repr);
 #[derive(Clone, Copy)]
 enum Repr {
     Int(i64),
-    /// Never NaN, never an integral value inside the `i64` range.
+    /// Above `i64::MAX` only: every integer of the `i64` range is an [`Repr::Int`].
+    UInt(u64),
+    /// Never NaN, never an integral value from `-2^63` to `2^64 - 1`.
     Float(f64),
 }
 
@@ -38,15 +44,25 @@ impl Number {
         Number(Repr::Int(v))
     }
 
+    /// The integer `v`.
+    pub fn uint(v: u64) -> Self {
+        i64::try_from(v).map_or(Number(Repr::UInt(v)), Number::int)
+    }
+
     /// The float `v`; `None` for NaN, which equals nothing.
     pub fn float(v: f64) -> Option<Self> {
         if v.is_nan() {
             return None;
         }
-        // The range check makes the cast exact: `v` is integral and inside `i64`.
-        #[allow(clippy::cast_possible_truncation)]
-        if v.fract() == 0.0 && (-I64_END..I64_END).contains(&v) {
-            return Some(Number(Repr::Int(v as i64)));
+        // The range checks make the casts exact: `v` is integral and inside `i64` or `u64`.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        if v.fract() == 0.0 {
+            if (-I64_END..I64_END).contains(&v) {
+                return Some(Number(Repr::Int(v as i64)));
+            }
+            if (I64_END..U64_END).contains(&v) {
+                return Some(Number(Repr::UInt(v as u64)));
+            }
         }
         Some(Number(Repr::Float(v)))
     }
@@ -55,6 +71,15 @@ impl Number {
     pub fn as_i64(self) -> Option<i64> {
         match self.0 {
             Repr::Int(i) => Some(i),
+            Repr::UInt(_) | Repr::Float(_) => None,
+        }
+    }
+
+    /// The value as an integer, if it is one inside the `u64` range.
+    pub fn as_u64(self) -> Option<u64> {
+        match self.0 {
+            Repr::Int(i) => u64::try_from(i).ok(),
+            Repr::UInt(u) => Some(u),
             Repr::Float(_) => None,
         }
     }
@@ -64,6 +89,7 @@ impl Number {
     pub fn as_f64(self) -> f64 {
         match self.0 {
             Repr::Int(i) => i as f64,
+            Repr::UInt(u) => u as f64,
             Repr::Float(f) => f,
         }
     }
@@ -88,13 +114,28 @@ fn cmp_int_float(i: i64, f: f64) -> Ordering {
     }
 }
 
+/// Exact order of an integer above the `i64` range and a float: the float is not integral
+/// below 2^64, and every float from 2^63 up is integral, so it is below 2^63 or from 2^64 up.
+fn cmp_uint_float(f: f64) -> Ordering {
+    if f >= U64_END {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
+}
+
 impl Ord for Number {
     fn cmp(&self, other: &Self) -> Ordering {
         match (self.0, other.0) {
             (Repr::Int(a), Repr::Int(b)) => a.cmp(&b),
+            (Repr::UInt(a), Repr::UInt(b)) => a.cmp(&b),
             (Repr::Float(a), Repr::Float(b)) => a.partial_cmp(&b).expect("no NaN is stored"),
+            (Repr::Int(_), Repr::UInt(_)) => Ordering::Less,
+            (Repr::UInt(_), Repr::Int(_)) => Ordering::Greater,
             (Repr::Int(a), Repr::Float(b)) => cmp_int_float(a, b),
             (Repr::Float(a), Repr::Int(b)) => cmp_int_float(b, a).reverse(),
+            (Repr::UInt(_), Repr::Float(b)) => cmp_uint_float(b),
+            (Repr::Float(a), Repr::UInt(_)) => cmp_uint_float(a).reverse(),
         }
     }
 }
@@ -125,6 +166,10 @@ impl Hash for Number {
                 state.write_u8(1);
                 f.to_bits().hash(state);
             }
+            Repr::UInt(u) => {
+                state.write_u8(2);
+                u.hash(state);
+            }
         }
     }
 }
@@ -139,6 +184,7 @@ impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             Repr::Int(i) => write!(f, "{i}"),
+            Repr::UInt(u) => write!(f, "{u}"),
             Repr::Float(x) => write!(f, "{x:?}"),
         }
     }
@@ -335,6 +381,51 @@ mod tests {
         assert!(f(f64::INFINITY) > Number::int(i64::MAX));
         assert!(f(f64::NEG_INFINITY) < Number::int(i64::MIN));
         assert!(f(0.5) < f(0.75));
+    }
+
+    #[test]
+    fn integers_past_i64_are_exact_and_ordered_with_every_number() {
+        let top = 1_u64 << 63;
+        assert_eq!(Number::uint(5), Number::int(5));
+        assert_eq!(Number::uint(5).as_i64(), Some(5));
+        assert_eq!(Number::uint(top).as_i64(), None);
+        assert_eq!(Number::uint(top).as_u64(), Some(top));
+        assert_eq!(Number::int(-1).as_u64(), None);
+        assert_eq!(f(I64_END), Number::uint(top));
+        assert_eq!(f(I64_END).as_u64(), Some(top));
+        assert!(Number::float(U64_END).unwrap().as_u64().is_none());
+        assert!(Number::uint(top) > Number::int(i64::MAX));
+        assert!(Number::uint(top + 1) > Number::uint(top));
+        assert!(Number::uint(top + 1) > f(I64_END));
+        assert!(Number::uint(u64::MAX) < f(U64_END));
+        assert!(Number::uint(u64::MAX) > f(1e19));
+        assert!(Number::uint(top) > f(1.5));
+        assert!(Number::uint(top) > f(f64::NEG_INFINITY));
+        assert!(Number::uint(top) < f(f64::INFINITY));
+        let mut set = std::collections::HashSet::new();
+        set.insert(Value::Num(Number::uint(u64::MAX - 1)));
+        assert!(set.contains(&Value::Num(Number::uint(u64::MAX - 1))));
+        assert!(!set.contains(&Value::Num(Number::uint(u64::MAX))));
+        assert_eq!(Number::uint(u64::MAX).to_string(), u64::MAX.to_string());
+        // Sorting mixes the three kinds in the order of their values.
+        let mut all = vec![
+            f(U64_END),
+            Number::uint(top),
+            f(-1.5),
+            Number::int(i64::MAX),
+            f(0.5),
+        ];
+        all.sort();
+        assert_eq!(
+            all,
+            [
+                f(-1.5),
+                f(0.5),
+                Number::int(i64::MAX),
+                Number::uint(top),
+                f(U64_END)
+            ]
+        );
     }
 
     #[test]
