@@ -478,6 +478,18 @@ def test_lookup_arrow_rejects_what_is_not_a_string_array() -> None:
         m.lookup_arrow(big)
     assert pa.array(m.lookup_arrow(pa.array([], pa.string()))).to_pylist() == []
 
+    class Failing:
+        def __init__(self, method: str) -> None:
+            setattr(self, method, self.export)
+
+        def export(self, requested_schema: object = None) -> object:
+            raise KeyError("the exporter's own error")
+
+    # An object whose own export fails: its error, not a TypeError about the input's type.
+    for method in ("__arrow_c_array__", "__arrow_c_stream__"):
+        with pytest.raises(KeyError, match="the exporter's own error"):
+            m.lookup_arrow(Failing(method))  # type: ignore[call-overload]
+
 
 def ticks_inside(call: Callable[[], object], times: int, margin: float,
                  pause: float) -> tuple[list[tuple[float, float]], list[float]]:

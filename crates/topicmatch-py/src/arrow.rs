@@ -430,6 +430,13 @@ fn is_topics(t: &DataType) -> bool {
 fn topic_chunks(topics: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
     let input: AnyArray = match topics.extract() {
         Ok(input) => input,
+        // The object's own export failed: its error is the one to see.
+        Err(e)
+            if topics.hasattr(pyo3::intern!(topics.py(), "__arrow_c_array__"))?
+                || topics.hasattr(pyo3::intern!(topics.py(), "__arrow_c_stream__"))? =>
+        {
+            return Err(e)
+        }
         Err(e) => match pyarrow_array(topics)? {
             Some(arrow) => arrow.extract()?,
             None => {
