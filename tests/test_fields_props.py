@@ -12,7 +12,11 @@ import topicmatch as tm
 FIELDS = ["a", "b", "c", "d"]
 OPS = {"lt": tm.lt, "le": tm.le, "gt": tm.gt, "ge": tm.ge}
 
-numbers = st.integers(-2, 2) | st.integers(-4, 5).map(lambda h: h / 2)
+# Small numbers meet each other often; the edges of the integer range (-2**63 to 2**64 - 1)
+# and the floats beside them check that comparisons there are exact.
+EDGES = [-(2**63), 2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1, -(2.0**63), 2.0**63, 2.0**64, 1.5e19]
+numbers = (st.integers(-2, 2) | st.integers(-4, 5).map(lambda h: h / 2)
+           | st.sampled_from(EDGES))
 values = st.sampled_from(["x", "y", ""]) | numbers | st.booleans()
 criterion = st.one_of(
     st.just(("present", None)),
@@ -80,6 +84,10 @@ def hits(crit: dict[str, Any], message: dict[str, Any]) -> int:
 @example(subs=[({"a": ("present", None)}, "all", 0, False),
                ({"a": ("present", None)}, "all", 0, True)],
          msgs=[{"a": None}])
+# Past the signed range, by an integer and by the float beside it.
+@example(subs=[({"a": ("gt", 2**63 - 1), "b": ("eq", 2**64 - 1)}, "any", 0, False),
+               ({"a": ("lt", 2.0**64)}, "all", 1, False)],
+         msgs=[{"a": 2**63, "b": 2**64 - 1}, {"a": 2.0**63}, {"b": 2.0**64}])
 def test_field_matcher_agrees_with_direct_evaluation(
     subs: list[tuple[dict[str, Any], Literal["all", "any"] | int, int | str, bool]],
     msgs: list[dict[str, Any]],
