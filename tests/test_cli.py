@@ -112,6 +112,34 @@ def test_an_unreadable_input_is_one_line(tmp_path: Path, monkeypatch: pytest.Mon
     )
 
 
+@pytest.mark.parametrize("where", ["the messages", "their folder", "the parent folder",
+                                   "inside a messages folder"])
+def test_an_out_that_would_delete_or_hold_an_input_is_refused_before_spark_starts(
+    tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    messages, subs = _inputs(folder)
+    (folder / "notes.txt").write_text("precious")
+    if where == "inside a messages folder":
+        inputs = folder / "messages"
+        inputs.mkdir()
+        messages.rename(inputs / messages.name)
+        messages, out = inputs, inputs / "routed"
+    else:
+        out = {"the messages": messages, "their folder": folder,
+               "the parent folder": tmp_path}[where]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    argv = ["route", "--dialect", "mqtt", "--messages", str(messages),
+            "--subscriptions", str(subs), "--out", str(out)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"topicmatch route: --out {out} ") and err.count("\n") == 1
+    assert "--messages" in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (folder / "notes.txt").read_text() == "precious"
+
+
 def test_an_input_of_unknown_format_is_one_line(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     messages, subs = _inputs(tmp_path)

@@ -104,6 +104,31 @@ def input_refused(flag: str, path: str, override: str | None) -> str | None:
     return None
 
 
+def output_refused(out: str, inputs: dict[str, str]) -> str | None:
+    """Why ``--out`` cannot be written, if it cannot: replacing it would delete an input
+    (``--out`` is an input, or a folder holding one) before Spark reads it, or it lies inside
+    an input folder, which Spark would read with the output in it. ``inputs`` maps each input's
+    flag to its path; paths that are not local are left to Spark."""
+    local_out = local_path(out)
+    if local_out is None:
+        return None
+    target = local_out.resolve()
+    for flag, path in inputs.items():
+        local = local_path(path)
+        if local is None:
+            continue
+        source = local.resolve()
+        if target == source:
+            return f"--out {out} is the {flag} input: writing it would delete it first"
+        if target in source.parents:
+            return (f"--out {out} holds the {flag} input {path}: replacing it would delete "
+                    "the input")
+        if source in target.parents and source.is_dir():
+            return (f"--out {out} is inside the {flag} folder {path}: the output would be "
+                    "read as input")
+    return None
+
+
 def one_line(exc: BaseException) -> str:
     """The first line of a Spark error's message, without the JVM's stack trace."""
     from py4j.protocol import Py4JJavaError
@@ -171,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
         refused = refused or input_refused("--messages", args.messages, args.input_format)
         refused = refused or input_refused(
             "--subscriptions", args.subscriptions, args.input_format
+        )
+        refused = refused or output_refused(
+            args.out, {"--messages": args.messages, "--subscriptions": args.subscriptions}
         )
     if refused:
         return _fail(refused, 2)
