@@ -10,7 +10,7 @@ import topicmatch as tm
 
 SEPARATOR = {"amqp": ".", "mqtt": "/", "nats": "."}
 WILDCARDS = {"amqp": ("*", "#"), "mqtt": ("+", "#"), "nats": ("*", ">")}
-WORDS = ("a", "b", "$s", "", "a b", "é")
+WORDS = ("a", "b", "$s", "", "a b", "é", "n\x00")
 
 Row = tuple[int, object, bool]  # (message id, subscriber or None, has an error)
 

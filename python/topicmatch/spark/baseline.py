@@ -84,6 +84,7 @@ def _topic_error(topic: Column, dialect: str) -> Column:
             (topic.rlike("^\\.|\\.\\z|\\.\\."), "tokens must not be empty"),
             (topic.rlike("(^|\\.)[*>](\\.|\\z)"), "a subject must not contain a wildcard token"),
             (topic.rlike("[ \\t\\n\\r\\f]"), "subjects must not contain whitespace"),
+            (F.instr(topic, "\x00") > 0, "subjects must not contain U+0000"),
         ]
     error = F.lit(None).cast("string")
     for condition, reason in reversed(rules):
