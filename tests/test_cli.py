@@ -35,6 +35,10 @@ def test_route_options() -> None:
             ["route", "--dialect", "mqtt", "--algorithm", algorithm]
         )
         assert parsed.algorithm == algorithm
+    parse = cli.build_parser().parse_args
+    assert parse(["route", "--dialect", "mqtt"]).shared_subscriptions is None
+    assert parse(["route", "--dialect", "mqtt", "--no-shared-subscriptions"]).shared_subscriptions \
+        is False
 
 
 @pytest.mark.parametrize("bad", [["route", "--dialect", "mqtt", "--format", "xml"],

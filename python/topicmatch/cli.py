@@ -109,6 +109,11 @@ def _add_route(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="the subscriptions' group column (null: a plain subscription); a "
                         "message goes to one member of each matching group, chosen by the "
                         "topic's hash (MQTT $share/{group}/{filter} patterns are groups too)")
+    parser.add_argument("--shared-subscriptions", action=argparse.BooleanOptionalAction,
+                        default=None,
+                        help="read MQTT $share/{group}/{filter} patterns as groups (the MQTT "
+                        "default); --no-shared-subscriptions matches them as their filters, "
+                        "every subscriber getting the message")
     parser.add_argument("--keep-unmatched", action="store_true",
                         help="keep messages that match nobody (subscriber and error empty)")
     parser.set_defaults(run=route)

@@ -58,6 +58,43 @@ def test_route_files(spark: SparkSession, tmp_path: Path, fmt: str,
                     ("4", None, True)}
 
 
+def test_csv_keeps_an_empty_text_apart_from_a_missing_one(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # AMQP's empty routing key and pattern are valid: quoted empty fields, not missing ones.
+    messages = tmp_path / "m.csv"
+    messages.write_text('id,topic\n1,""\n2,\n3,a\n', encoding="utf-8")
+    subs = tmp_path / "s.csv"
+    subs.write_text('pattern,subscriber\n"",empty\n#,all\n', encoding="utf-8")
+    out = tmp_path / "out"
+    code = cli.main(["route", "--dialect", "amqp", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(out), "--format", "csv",
+                     "--master", "local[2]"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "messages 3  matches 3  errors 1" in printed
+    back = spark.read.option("header", True).option("nullValue", "\ue000").csv(str(out))
+    rows = {(r["id"], r["topic"], r["subscriber"], r["error"] is not None)
+            for r in back.collect()}
+    assert rows == {("1", "", "empty", False), ("1", "", "all", False),
+                    ("2", None, None, True), ("3", "a", "all", False)}
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-shared-subscriptions"]])
+def test_the_shared_subscriptions_switch(spark: SparkSession, tmp_path: Path, flag: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    messages = write_table([{"id": 1, "topic": "a/b"}], tmp_path / "msgs", "jsonl")
+    subs = write_table([{"pattern": "$share/g/a/+", "subscriber": s} for s in ("x", "y")],
+                       tmp_path / "subs", "jsonl")
+    out = tmp_path / "out"
+    assert cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(out), "--master", "local[2]",
+                     *flag]) == 0, capsys.readouterr()
+    got = sorted(r["subscriber"] for r in spark.read.parquet(str(out)).collect())
+    # As groups, one member gets the message; as plain filters, both subscribers do.
+    assert len(got) == (2 if flag else 1) and set(got) <= {"x", "y"}
+
+
 def test_route_demo_with_sql_baseline(spark: SparkSession, tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     outs = {}

@@ -32,11 +32,18 @@ class InputError(Exception):
     """An input the job cannot read; the message is the one line the user sees."""
 
 
+#: CSV has no null: a field left empty (``1,``) reads as null, a quoted empty one (``1,""``)
+#: as the empty string (AMQP's empty routing key and pattern are valid), as Spark writes them.
+#: Spark reads a field equal to its ``nullValue`` as null, and with the default (the empty
+#: string) the quoted empty field too; a text no real field holds keeps the two apart.
+CSV_NULL_VALUE = "\ue000topicmatch: no text reads as null\ue000"
+
+
 def read(spark: SparkSession, path: str, fmt: str) -> DataFrame:
     if fmt == "parquet":
         return spark.read.parquet(path)
     if fmt == "csv":
-        return spark.read.option("header", True).csv(path)
+        return spark.read.option("header", True).option("nullValue", CSV_NULL_VALUE).csv(path)
     return spark.read.json(path)
 
 
@@ -55,7 +62,7 @@ def read_back(spark: SparkSession, df: DataFrame, path: str, fmt: str) -> DataFr
     if fmt == "parquet":
         return reader.parquet(path)
     if fmt == "csv":
-        return reader.option("header", True).csv(path)
+        return reader.option("header", True).option("nullValue", CSV_NULL_VALUE).csv(path)
     return reader.json(path)
 
 
@@ -212,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
                 topic_col=args.topic_col, pattern_col=args.pattern_col,
                 subscriber_col=args.subscriber_col, keep_unmatched=args.keep_unmatched,
                 cache_capacity=args.cache_capacity, group_col=args.group_col,
+                shared_subscriptions=args.shared_subscriptions,
             )
         except InvalidSubscriptions as exc:
             print(exc, file=sys.stderr)

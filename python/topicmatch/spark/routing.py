@@ -127,7 +127,10 @@ def route(
     (null: a plain subscription); in MQTT a ``$share/{group}/{filter}`` pattern is a group
     member too unless ``shared_subscriptions`` is ``False``. A message goes to one member of
     each matching group, chosen by the topic's hash (``group_policy="hash"``), so the output is
-    deterministic: the same topic reaches the same member on every executor and every run.
+    deterministic: the same topic reaches the same member on every executor and every run over
+    the same subscription rows. Members join in the order the rows are collected, and the hash
+    picks by that order: the same rows in another order (a file rewritten or repartitioned) may
+    send a topic to another member.
     ``sql-baseline`` has no groups and refuses such subscriptions.
     """
     from pyspark.sql.types import StringType, StructField, StructType
