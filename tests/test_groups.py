@@ -89,28 +89,28 @@ def test_policies() -> None:
         tm.Matcher("mqtt", group_policy="fastest")  # type: ignore[arg-type]
 
 
-def test_bad_groups_raise_and_change_nothing() -> None:
-    m = tm.Matcher("nats")
-    # A group name comes from clients, as a pattern does: `InvalidPattern`.
-    with pytest.raises(tm.InvalidPattern, match="invalid nats group name"):
-        m.subscribe("a.b", "x", group="")
-    with pytest.raises(tm.InvalidPattern, match="whitespace"):
-        m.subscribe("a.b", "x", group="a b")
-    with pytest.raises(tm.InvalidPattern, match="lone surrogate"):
-        m.subscribe("a.b", "x", group="\ud800")
-    with pytest.raises(TypeError, match="group must be str"):
-        m.subscribe("a.b", "x", group=3)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="where"):
-        m.subscribe("a.b", "x", group="q", where={"k": 1})
+# A group name comes from clients, as a pattern does: `InvalidPattern`; a wrong type is a
+# `TypeError`, and criteria on a group subscription the caller's own `ValueError`.
+BAD_GROUPS: list[tuple[str, str, object, dict[str, object], type[Exception], str]] = [
+    ("nats", "a.b", "", {}, tm.InvalidPattern, "invalid nats group name"),
+    ("nats", "a.b", "a b", {}, tm.InvalidPattern, "whitespace"),
+    ("nats", "a.b", "\ud800", {}, tm.InvalidPattern, "lone surrogate"),
+    ("nats", "a.b", 3, {}, TypeError, "group must be str"),
+    ("nats", "a.b", "q", {"where": {"k": 1}}, ValueError, "where"),
+    ("mqtt", "a/+", "g\0", {}, tm.InvalidPattern, "U\\+0000"),
+    ("mqtt", "$share/g/a", "h", {}, tm.InvalidPattern, "differs from the share name"),
+    ("mqtt", "$share/g\0/a", None, {}, tm.InvalidPattern, "share name .* U\\+0000"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "pattern", "group", "extra", "error", "match"), BAD_GROUPS)
+def test_bad_groups_raise_and_change_nothing(dialect: str, pattern: str, group: object,
+                                             extra: dict[str, object], error: type[Exception],
+                                             match: str) -> None:
+    m = tm.Matcher(dialect)
+    with pytest.raises(error, match=match):
+        m.subscribe(pattern, "x", group=group, **extra)  # type: ignore[arg-type]
     assert len(m) == 0 and m.groups() == []
-    mqtt = tm.Matcher("mqtt")
-    with pytest.raises(tm.InvalidPattern, match="U\\+0000"):
-        mqtt.subscribe("a/+", "x", group="g\0")
-    with pytest.raises(tm.InvalidPattern, match="differs from the share name"):
-        mqtt.subscribe("$share/g/a", "x", group="h")
-    with pytest.raises(tm.InvalidPattern, match="share name .* U\\+0000"):
-        mqtt.subscribe("$share/g\0/a", "x")
-    assert len(mqtt) == 0 and mqtt.groups() == []
 
 
 def test_the_last_member_removes_the_group_and_pickling_keeps_them() -> None:
