@@ -148,6 +148,21 @@ def test_route_input_errors_are_one_line(spark: SparkSession, tmp_path: Path, me
     assert not (tmp_path / "out").exists()
 
 
+def test_a_folder_spark_cannot_read_as_parquet_names_input_format(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    write_table(MESSAGES, folder / "part-0", "csv")
+    subs = write_table(SUBSCRIPTIONS, tmp_path / "subs", "csv")  # one --input-format for both
+    argv = ["route", "--dialect", "mqtt", "--messages", str(folder), "--subscriptions",
+            str(subs), "--out", str(tmp_path / "out")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "read as Parquet, as a folder is: --input-format" in err
+    assert cli.main([*argv, "--input-format", "csv"]) == 0, capsys.readouterr()
+
+
 def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     outs = {}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from topicmatch import workloads
-from topicmatch.formats import input_format, local_path
+from topicmatch.formats import EXTENSIONS, FORMATS, input_format, local_path
 from topicmatch.spark.routing import SQL_BASELINE, check_cache, route
 from topicmatch.spark.session import session
 from topicmatch.spark.subscriptions import InvalidSubscriptions, resolve_algorithm
@@ -171,6 +171,14 @@ def _fail(message: object, status: int) -> int:
     return status
 
 
+def _guessed(path: str, override: str | None) -> str:
+    """A hint for an input Spark could not read, where its format was only guessed: a folder
+    is read as Parquet unless ``--input-format`` says otherwise."""
+    if override is None and Path(path).suffix.lower() not in EXTENSIONS:
+        return f" (read as Parquet, as a folder is: --input-format {'|'.join(FORMATS)} for others)"
+    return ""
+
+
 def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, DataFrame, str]:
     """The messages, the subscriptions, and the words that name them in the report."""
     if args.demo:
@@ -183,13 +191,15 @@ def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, D
     try:
         messages = read(spark, args.messages, input_format(args.messages, args.input_format))
     except _spark_errors() as exc:
-        raise InputError(f"--messages {args.messages}: {one_line(exc)}") from exc
+        raise InputError(f"--messages {args.messages}: {one_line(exc)}"
+                         f"{_guessed(args.messages, args.input_format)}") from exc
     try:
         subs = read(spark, args.subscriptions,
                     input_format(args.subscriptions, args.input_format))
         count = subs.count()
     except _spark_errors() as exc:
-        raise InputError(f"--subscriptions {args.subscriptions}: {one_line(exc)}") from exc
+        raise InputError(f"--subscriptions {args.subscriptions}: {one_line(exc)}"
+                         f"{_guessed(args.subscriptions, args.input_format)}") from exc
     plural = "" if count == 1 else "s"
     return messages, subs, (
         f"{args.messages} against {count:,} subscription{plural} from {args.subscriptions}"
