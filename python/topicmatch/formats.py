@@ -29,6 +29,14 @@ def input_format(path: str, override: str | None) -> str:
                      f"--input-format {'|'.join(FORMATS)}")
 
 
+def format_hint(path: str, override: str | None) -> str:
+    """For an input Spark could not read: a hint if ``input_format`` only guessed its format
+    (no ``override``, no known extension: a folder, read as Parquet), else nothing."""
+    if override is None and Path(path).suffix.lower() not in EXTENSIONS:
+        return f" (read as Parquet, as a folder is: --input-format {'|'.join(FORMATS)} for others)"
+    return ""
+
+
 def local_path(path: str) -> Path | None:
     """``path`` as a local file if it names one (no scheme, or ``file:``), else ``None``
     (``s3a://``, ``hdfs://`` ... are checked by Spark when it reads them)."""

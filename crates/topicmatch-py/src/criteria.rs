@@ -1,11 +1,11 @@
 //! Field criteria in Python: `tm.PRESENT`, `tm.lt/le/gt/ge`, and the conversions of criteria
 //! dicts, modes and messages into the core's owned data (and back, for pickling).
 //!
-//! Decisions: a criterion value is str, int (from -2^63 to 2^64 - 1), float (not NaN) or bool, a tuple, list,
-//! set or frozenset of those ("in"), `PRESENT` or a comparison; anything else is
-//! `InvalidPattern`. A message is a mapping with str keys (else `TypeError`); a field whose
-//! value is of another kind (None, bytes, a list, an int outside that range, NaN...) counts as
-//! present but equals nothing and compares with nothing.
+//! Decisions: a criterion value is str, int (from -2^63 to 2^64 - 1), float (not NaN) or
+//! bool, a tuple, list, set or frozenset of those ("in"), `PRESENT` or a comparison; anything
+//! else is `InvalidPattern`. A message is a mapping with str keys (else `TypeError`); a field
+//! whose value is of another kind (None, bytes, a list, an int outside that range, NaN...)
+//! counts as present but equals nothing and compares with nothing.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

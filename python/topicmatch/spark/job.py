@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from topicmatch import workloads
-from topicmatch.formats import EXTENSIONS, FORMATS, input_format, local_path
+from topicmatch.formats import format_hint, input_format, local_path
 from topicmatch.spark.routing import SQL_BASELINE, check_cache, route
 from topicmatch.spark.session import session
 from topicmatch.spark.subscriptions import InvalidSubscriptions, resolve_algorithm
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
 
 class InputError(Exception):
@@ -40,11 +40,17 @@ CSV_NULL_VALUE = "\ue000topicmatch: no text reads as null\ue000"
 
 
 def read(spark: SparkSession, path: str, fmt: str) -> DataFrame:
+    return _load(spark.read, path, fmt)
+
+
+def _load(reader: DataFrameReader, path: str, fmt: str) -> DataFrame:
+    """``path`` in ``fmt`` through ``reader``: the one way the job reads its inputs and its
+    output back."""
     if fmt == "parquet":
-        return spark.read.parquet(path)
+        return reader.parquet(path)
     if fmt == "csv":
-        return spark.read.option("header", True).option("nullValue", CSV_NULL_VALUE).csv(path)
-    return spark.read.json(path)
+        return reader.option("header", True).option("nullValue", CSV_NULL_VALUE).csv(path)
+    return reader.json(path)
 
 
 def write(df: DataFrame, path: str, fmt: str) -> None:
@@ -58,12 +64,7 @@ def write(df: DataFrame, path: str, fmt: str) -> None:
 
 
 def read_back(spark: SparkSession, df: DataFrame, path: str, fmt: str) -> DataFrame:
-    reader = spark.read.schema(df.schema)
-    if fmt == "parquet":
-        return reader.parquet(path)
-    if fmt == "csv":
-        return reader.option("header", True).option("nullValue", CSV_NULL_VALUE).csv(path)
-    return reader.json(path)
+    return _load(spark.read.schema(df.schema), path, fmt)
 
 
 def demo_messages(spark: SparkSession, count: int, dialect: str) -> DataFrame:
@@ -171,14 +172,6 @@ def _fail(message: object, status: int) -> int:
     return status
 
 
-def _guessed(path: str, override: str | None) -> str:
-    """A hint for an input Spark could not read, where its format was only guessed: a folder
-    is read as Parquet unless ``--input-format`` says otherwise."""
-    if override is None and Path(path).suffix.lower() not in EXTENSIONS:
-        return f" (read as Parquet, as a folder is: --input-format {'|'.join(FORMATS)} for others)"
-    return ""
-
-
 def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, DataFrame, str]:
     """The messages, the subscriptions, and the words that name them in the report."""
     if args.demo:
@@ -192,14 +185,14 @@ def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, D
         messages = read(spark, args.messages, input_format(args.messages, args.input_format))
     except _spark_errors() as exc:
         raise InputError(f"--messages {args.messages}: {one_line(exc)}"
-                         f"{_guessed(args.messages, args.input_format)}") from exc
+                         f"{format_hint(args.messages, args.input_format)}") from exc
     try:
         subs = read(spark, args.subscriptions,
                     input_format(args.subscriptions, args.input_format))
         count = subs.count()
     except _spark_errors() as exc:
         raise InputError(f"--subscriptions {args.subscriptions}: {one_line(exc)}"
-                         f"{_guessed(args.subscriptions, args.input_format)}") from exc
+                         f"{format_hint(args.subscriptions, args.input_format)}") from exc
     plural = "" if count == 1 else "s"
     return messages, subs, (
         f"{args.messages} against {count:,} subscription{plural} from {args.subscriptions}"
