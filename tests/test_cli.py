@@ -152,6 +152,7 @@ def test_an_input_of_unknown_format_is_one_line(tmp_path: Path,
                            "--subscriptions", str(subs))) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--input-format parquet|csv|jsonl" in err
+    assert "or --messages-format for this input alone" in err
 
 
 def test_input_format_by_extension(tmp_path: Path) -> None:

@@ -84,6 +84,9 @@ def _add_route(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--format", default="parquet", choices=FORMATS, help="output format")
     parser.add_argument("--input-format", choices=FORMATS,
                         help="input format (without it: by file extension; a folder is Parquet)")
+    for name in ("messages", "subscriptions"):
+        parser.add_argument(f"--{name}-format", choices=FORMATS,
+                            help=f"the {name}' format, where it differs from --input-format's")
     parser.add_argument("--algorithm", default="auto",
                         choices=tuple(dict.fromkeys(("auto", *tm.ALGORITHMS, "sql-baseline"))),
                         help="the matching algorithm; sql-baseline is plain Spark SQL "

@@ -15,9 +15,10 @@ EXTENSIONS = {
 }
 
 
-def input_format(path: str, override: str | None) -> str:
+def input_format(path: str, override: str | None, own_flag: str | None = None) -> str:
     """The format of ``path``: ``override`` if given, else by extension (a folder of Parquet
-    files, as Spark writes them, is Parquet). Raises ``ValueError`` if it cannot tell."""
+    files, as Spark writes them, is Parquet). Raises ``ValueError`` if it cannot tell, naming
+    ``--input-format`` and the input's ``own_flag`` (``--messages-format``) if given."""
     if override:
         return override
     suffix = Path(path).suffix.lower()
@@ -26,15 +27,21 @@ def input_format(path: str, override: str | None) -> str:
     if Path(path).is_dir():
         return "parquet"
     raise ValueError(f"cannot tell the format of {path!r} from its extension: pass "
-                     f"--input-format {'|'.join(FORMATS)}")
+                     f"{_flags(own_flag)}")
 
 
-def format_hint(path: str, override: str | None) -> str:
+def format_hint(path: str, override: str | None, own_flag: str | None = None) -> str:
     """For an input Spark could not read: a hint if ``input_format`` only guessed its format
     (no ``override``, no known extension: a folder, read as Parquet), else nothing."""
     if override is None and Path(path).suffix.lower() not in EXTENSIONS:
-        return f" (read as Parquet, as a folder is: --input-format {'|'.join(FORMATS)} for others)"
+        return f" (read as Parquet, as a folder is; for another format: {_flags(own_flag)})"
     return ""
+
+
+def _flags(own_flag: str | None) -> str:
+    """The flags that set an input's format, with the formats."""
+    alone = f", or {own_flag} for this input alone" if own_flag else ""
+    return f"--input-format {'|'.join(FORMATS)}{alone}"
 
 
 def local_path(path: str) -> Path | None:

@@ -159,8 +159,31 @@ def test_a_folder_spark_cannot_read_as_parquet_names_input_format(
             str(subs), "--out", str(tmp_path / "out")]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "read as Parquet, as a folder is: --input-format" in err
+    assert err.count("\n") == 1 and err.endswith(
+        " (read as Parquet, as a folder is; for another format: --input-format "
+        "parquet|csv|jsonl, or --messages-format for this input alone)\n")
     assert cli.main([*argv, "--input-format", "csv"]) == 0, capsys.readouterr()
+
+
+def test_each_input_takes_its_own_format(spark: SparkSession, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """CSV messages under a name that tells nothing, beside a folder of JSON Lines
+    subscriptions: each input's own flag sets its format, over --input-format."""
+    messages = write_table(MESSAGES, tmp_path / "msgs", "csv").rename(tmp_path / "msgs.txt")
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    write_table(SUBSCRIPTIONS, folder / "part-0", "jsonl")
+    argv = ["route", "--dialect", "mqtt", "--messages", str(messages), "--subscriptions",
+            str(folder), "--out", str(tmp_path / "out"), "--input-format", "jsonl"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == ("topicmatch route: the messages have no column 'topic' "
+                   "(columns: ['_corrupt_record'])\n")
+    assert cli.main([*argv, "--messages-format", "csv"]) == 0, capsys.readouterr()
+    assert "messages 4  matches 3  errors 1" in capsys.readouterr().out
+    argv = [*argv[:-2], "--messages-format", "csv", "--subscriptions-format", "parquet"]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith(f"topicmatch route: --subscriptions {folder}: ")
 
 
 def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,

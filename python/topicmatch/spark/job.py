@@ -96,7 +96,14 @@ def cache_refused(args: argparse.Namespace) -> str | None:
     return None
 
 
-def input_refused(flag: str, path: str, override: str | None) -> str | None:
+def _format(args: argparse.Namespace, name: str) -> tuple[str | None, str]:
+    """The format given for input ``name`` (``messages``): its own ``--messages-format``, else
+    ``--input-format``, else none; and the input's own flag, for messages."""
+    return getattr(args, f"{name}_format") or args.input_format, f"--{name}-format"
+
+
+def input_refused(flag: str, path: str, override: str | None,
+                  own_flag: str | None = None) -> str | None:
     """Why ``path`` (given as ``flag``) cannot be read, if that shows before Spark starts: a
     local file or folder that is missing or unreadable, or a format the name does not tell."""
     local = local_path(path)
@@ -106,7 +113,7 @@ def input_refused(flag: str, path: str, override: str | None) -> str | None:
         if not os.access(local, os.R_OK | (os.X_OK if local.is_dir() else 0)):
             return f"{flag} {path}: not readable (permission denied)"
     try:
-        input_format(path, override)
+        input_format(path, override, own_flag)
     except ValueError as exc:
         return f"{flag} {exc}"
     return None
@@ -172,6 +179,21 @@ def _fail(message: object, status: int) -> int:
     return status
 
 
+def _read_input(spark: SparkSession, args: argparse.Namespace, name: str,
+                count: bool = False) -> tuple[DataFrame, int | None]:
+    """Input ``name`` (``messages``) as Spark reads it in the format given for it, and with
+    ``count`` its rows counted (reading it all, so that a file Spark cannot read fails here).
+    What Spark refuses comes back as one ``InputError`` line."""
+    path = getattr(args, name)
+    override, own_flag = _format(args, name)
+    try:
+        frame = read(spark, path, input_format(path, override, own_flag))
+        return frame, frame.count() if count else None
+    except _spark_errors() as exc:
+        raise InputError(f"--{name} {path}: {one_line(exc)}"
+                         f"{format_hint(path, override, own_flag)}") from exc
+
+
 def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, DataFrame, str]:
     """The messages, the subscriptions, and the words that name them in the report."""
     if args.demo:
@@ -181,18 +203,8 @@ def _inputs(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFrame, D
             f"a generated demo: {args.demo_messages:,} random five-level topics against "
             f"{args.demo_subscriptions:,} generated patterns"
         )
-    try:
-        messages = read(spark, args.messages, input_format(args.messages, args.input_format))
-    except _spark_errors() as exc:
-        raise InputError(f"--messages {args.messages}: {one_line(exc)}"
-                         f"{format_hint(args.messages, args.input_format)}") from exc
-    try:
-        subs = read(spark, args.subscriptions,
-                    input_format(args.subscriptions, args.input_format))
-        count = subs.count()
-    except _spark_errors() as exc:
-        raise InputError(f"--subscriptions {args.subscriptions}: {one_line(exc)}"
-                         f"{format_hint(args.subscriptions, args.input_format)}") from exc
+    messages, _ = _read_input(spark, args, "messages")
+    subs, count = _read_input(spark, args, "subscriptions", count=True)
     plural = "" if count == 1 else "s"
     return messages, subs, (
         f"{args.messages} against {count:,} subscription{plural} from {args.subscriptions}"
@@ -203,10 +215,9 @@ def run(args: argparse.Namespace) -> int:
     """Runs the job described by the parsed ``topicmatch route`` arguments."""
     refused = cache_refused(args)
     if not args.demo:
-        refused = refused or input_refused("--messages", args.messages, args.input_format)
-        refused = refused or input_refused(
-            "--subscriptions", args.subscriptions, args.input_format
-        )
+        for name in ("messages", "subscriptions"):
+            refused = refused or input_refused(f"--{name}", getattr(args, name),
+                                               *_format(args, name))
         refused = refused or output_refused(
             args.out, {"--messages": args.messages, "--subscriptions": args.subscriptions}
         )
