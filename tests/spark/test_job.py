@@ -165,6 +165,18 @@ def test_a_folder_spark_cannot_read_as_parquet_names_input_format(
     assert cli.main([*argv, "--input-format", "csv"]) == 0, capsys.readouterr()
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_an_empty_input_file_says_it_has_no_columns(spark: SparkSession, tmp_path: Path, fmt: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    messages = tmp_path / f"msgs.{fmt}"
+    messages.write_bytes(b"")
+    subs = write_table(SUBSCRIPTIONS, tmp_path / "subs", "parquet")
+    assert cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == ("topicmatch route: the messages have no column 'topic' "
+                                       "(no columns at all: an empty input?)\n")
+
+
 def test_each_input_takes_its_own_format(spark: SparkSession, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """CSV messages under a name that tells nothing, beside a folder of JSON Lines

@@ -81,7 +81,7 @@ def _check_columns(
 
     fields = {f.name: f.dataType for f in messages_df.schema.fields}
     if topic_col not in fields:
-        raise ValueError(f"the messages have no column {topic_col!r} (columns: {list(fields)})")
+        raise ValueError(f"the messages have no column {topic_col!r} {_columns(list(fields))}")
     if not isinstance(fields[topic_col], StringType):
         raise TypeError(f"the topic column {topic_col!r} must be a string, not {fields[topic_col]}")
     clash = {"subscriber", "error"} & set(fields)
@@ -90,8 +90,14 @@ def _check_columns(
     for col in (pattern_col, subscriber_col):
         if col not in subscriptions_df.columns:
             raise ValueError(
-                f"the subscriptions have no column {col!r} (columns: {subscriptions_df.columns})"
+                f"the subscriptions have no column {col!r} {_columns(subscriptions_df.columns)}"
             )
+
+
+def _columns(names: list[str]) -> str:
+    """The columns a frame has, for a message about one it lacks; none at all is what Spark
+    reads from an empty CSV or JSON file."""
+    return f"(columns: {names})" if names else "(no columns at all: an empty input?)"
 
 
 def route(
@@ -140,7 +146,7 @@ def route(
     _check_columns(messages_df, subscriptions_df, topic_col, pattern_col, subscriber_col)
     if group_col is not None and group_col not in subscriptions_df.columns:
         raise ValueError(f"the subscriptions have no column {group_col!r} "
-                         f"(columns: {subscriptions_df.columns})")
+                         f"{_columns(subscriptions_df.columns)}")
     check_cache(dialect, algorithm, cache_capacity)
     subs = subscriptions.collect(
         subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col,
