@@ -136,7 +136,8 @@ pub trait Matcher: Send + Sync {
     /// query, or intersects it; [`crate::relation`]), with its subscribers: one [`Related`] per
     /// pattern, each pattern once, found by walking the algorithm's index rather than trying
     /// every pattern. Returns `Ok(false)`, appending nothing, when the algorithm has no index
-    /// to walk (the default): the caller then scans its own list of subscriptions. Fails only
+    /// to walk (the default) or its walk would visit more states than the query's budget
+    /// ([`Query::walk_budget`]): the caller then scans its own list of subscriptions. Fails only
     /// as [`Relation::holds`](crate::relation::Relation::holds) does (a `covers` past its
     /// work limit), leaving `out` as it was.
     fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {

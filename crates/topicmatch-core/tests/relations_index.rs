@@ -244,3 +244,96 @@ fn a_shared_filter_that_is_itself_a_share_text_is_held_apart() {
         }
     }
 }
+
+/// A walk given fewer states than it needs gives up, appending nothing, so that the engine
+/// scans instead; given enough, the same walk answers. AMQP patterns of many `#` against a
+/// query of many `#` make the walk of `trie` and `cstrie` visit levels × query words states.
+#[test]
+fn a_walk_past_its_budget_gives_up() {
+    use topicmatch_core::relation::Query;
+    use topicmatch_core::{Pattern, Relation};
+
+    let held = ["#.a.#.b.#", "a.*.#.b", "#.#.a", "b.#.*.#.a.b"];
+    let text = "#.a.#.a.#.b.#";
+    let config = Config::new(Dialect::Amqp);
+    let query_pattern = Pattern::parse(Dialect::Amqp, &config.limits, text).unwrap();
+    for algorithm in [Algorithm::Trie, Algorithm::Cstrie] {
+        let matcher = algorithm.build(config);
+        for (i, p) in held.iter().enumerate() {
+            let pattern = Pattern::parse(Dialect::Amqp, &config.limits, p).unwrap();
+            matcher.insert(&pattern, i as u64);
+        }
+        for relation in [Relation::Covers, Relation::Intersects] {
+            let query = Query::new(relation, &query_pattern, usize::MAX);
+            let mut out = Vec::new();
+            assert!(
+                matcher.related_into(&query, &mut out).unwrap(),
+                "{algorithm}"
+            );
+            let expected: usize = held
+                .iter()
+                .filter(|p| {
+                    let f = if relation == Relation::Covers {
+                        covers
+                    } else {
+                        intersects
+                    };
+                    f(Dialect::Amqp, p, text).unwrap()
+                })
+                .count();
+            assert_eq!(out.len(), expected, "{algorithm} {relation:?}");
+            let mut none = Vec::new();
+            let starved = query.clone().with_walk_budget(2);
+            assert!(
+                !matcher.related_into(&starved, &mut none).unwrap(),
+                "{algorithm}"
+            );
+            assert!(none.is_empty(), "{algorithm} {relation:?}");
+        }
+    }
+}
+
+/// The engine answers a query whose walk would cost more than a scan (a thousand AMQP
+/// patterns of 20 to 120 words and a query of 63 `#`) by the scan, with the same answer.
+#[test]
+fn a_query_past_the_walk_budget_is_answered_by_a_scan() {
+    let mut rng = 10u64;
+    let mut next = move |n: u64| {
+        rng = rng
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (rng >> 33) % n
+    };
+    let patterns: Vec<String> = (0..300)
+        .map(|_| {
+            let len = 20 + next(100) as usize;
+            let words: Vec<&str> = (0..len)
+                .map(|_| ["#", "*", "a", "b"][next(4) as usize])
+                .collect();
+            let mut text = words.join(".");
+            text.truncate(255);
+            text.trim_end_matches('.').to_owned()
+        })
+        .collect();
+    let query = format!("{}.#", vec!["#.a"; 63].join("."));
+    let key: Vec<&str> = (0..127).map(|_| ["a", "b"][next(2) as usize]).collect();
+    let key = key.join(".");
+    let naive = engine(Dialect::Amqp, Algorithm::Naive);
+    let walked: Vec<Engine> = [Algorithm::Trie, Algorithm::Cstrie]
+        .iter()
+        .map(|&a| engine(Dialect::Amqp, a))
+        .collect();
+    for (i, p) in patterns.iter().enumerate() {
+        for e in std::iter::once(&naive).chain(&walked) {
+            e.subscribe(p, &Subscriber::Int(i64::try_from(i).unwrap()))
+                .unwrap();
+        }
+    }
+    for e in &walked {
+        assert_eq!(
+            e.intersecting(&query).unwrap(),
+            naive.intersecting(&query).unwrap()
+        );
+        assert_eq!(e.covering(&key).unwrap(), naive.covering(&key).unwrap());
+    }
+}

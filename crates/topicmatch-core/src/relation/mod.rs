@@ -115,6 +115,8 @@ pub struct Query<'p> {
     dialect: Dialect,
     shape: Shape<'p>,
     max_work: usize,
+    /// The most states an index walk of the query may visit ([`Query::walk_budget`]).
+    walk_budget: usize,
     /// `Covers`: one topic of the query ([`Query::steps`]), which a covering pattern matches.
     witness: SmallVec<[Step<'p>; 16]>,
 }
@@ -127,12 +129,27 @@ impl<'p> Query<'p> {
             dialect: pattern.dialect(),
             shape: Shape::of(pattern.dialect(), pattern.words()),
             max_work,
+            walk_budget: usize::MAX,
             witness: SmallVec::new(),
         };
         if relation == Relation::Covers {
             query.witness = query.witness();
         }
         query
+    }
+
+    /// The query with an index walk bounded to `states` states: past them the walk gives up
+    /// ([`Matcher::related_into`](crate::Matcher::related_into) returns `Ok(false)`), and
+    /// the caller decides the relation pattern by pattern instead. Unbounded unless given.
+    #[must_use]
+    pub fn with_walk_budget(mut self, states: usize) -> Self {
+        self.walk_budget = states;
+        self
+    }
+
+    /// The most states an index walk of the query may visit.
+    pub fn walk_budget(&self) -> usize {
+        self.walk_budget
     }
 
     /// The relation asked.

@@ -309,7 +309,7 @@ impl Matcher for CsTrieMatcher {
     }
 
     fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
-        self.related(query, out).map(|()| true)
+        self.related(query, out)
     }
 }
 

@@ -15,9 +15,10 @@ use crate::matchers::shared::relation_walk::{related, Levels};
 use crate::relation::Query;
 
 impl CsTrieMatcher {
-    /// Appends the held patterns standing in `query`'s relation to it (under one epoch pin);
-    /// on error appends nothing.
-    pub(super) fn related(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<()> {
+    /// Appends the held patterns standing in `query`'s relation to it (under one epoch pin)
+    /// and returns `true`; past the query's walk budget returns `false`, and on error fails,
+    /// appending nothing either way.
+    pub(super) fn related(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
         let pin = self.reclaim.pin();
         related(
             &Trie { pin: &pin },

@@ -11,6 +11,12 @@
 //!   `>`) every literal child is followed, so the walk visits the part of the trie the query
 //!   can reach, at most levels × (query words + 1) states.
 //!
+//! A walk that would visit more states than the query's budget ([`Query::walk_budget`]) gives
+//! up, appending nothing: AMQP patterns and queries of many `#` over deep tries can make the
+//! walk cost far more than deciding the relation for each held pattern (a query of 63 `#`
+//! against a thousand patterns of 20 to 120 words: millions of states, against a thousand
+//! pairs).
+//!
 //! The MQTT `$` rule prunes at the root: a query whose topics start with a `$` word skips the
 //! root's wildcard children, and a query whose topics never do skips the root's `$` literals.
 //! Each trie says how its levels are read ([`Levels`]); the walk is the same.
@@ -86,14 +92,15 @@ struct State<V, L> {
 }
 
 /// Appends to `out` the patterns held in `trie` (from `root`) standing in `query`'s relation
-/// to it; on error appends nothing.
+/// to it, and returns `true`; past the query's walk budget returns `false`, and on error
+/// fails, appending nothing either way.
 pub(crate) fn related<'q, T: Levels<'q>>(
     trie: &T,
     root: T::Level,
     dialect: Dialect,
     query: &Query<'q>,
     out: &mut Vec<Related>,
-) -> Result<()> {
+) -> Result<bool> {
     // What the walk finds, appended to `out` once it has found all without an error.
     let mut found = Vec::new();
     let steps = query.steps();
@@ -111,9 +118,13 @@ pub(crate) fn related<'q, T: Levels<'q>>(
         depth: 0,
         hop: Hop::One,
     }];
+    let budget = query.walk_budget();
     while let Some(state) = stack.pop() {
         if !seen.insert((trie.id(state.level), state.step)) {
             continue;
+        }
+        if seen.len() > budget {
+            return Ok(false);
         }
         // Every state pushed after this one's parent was visited is at this depth or deeper,
         // so the path above it is its parent's.
@@ -191,7 +202,7 @@ pub(crate) fn related<'q, T: Levels<'q>>(
         }
     }
     out.append(&mut found);
-    Ok(())
+    Ok(true)
 }
 
 /// The pattern of the edges from the root.

@@ -75,9 +75,6 @@ impl Matcher for TrieMatcher {
     }
 
     fn related_into(&self, query: &Query<'_>, out: &mut Vec<Related>) -> Result<bool> {
-        self.inner
-            .read()
-            .related(self.config.dialect, query, out)
-            .map(|()| true)
+        self.inner.read().related(self.config.dialect, query, out)
     }
 }

@@ -11,14 +11,15 @@ use crate::matchers::shared::relation_walk::{related, Levels};
 use crate::relation::Query;
 
 impl Inner {
-    /// Appends the held patterns standing in `query`'s relation to it; on error appends
-    /// nothing.
+    /// Appends the held patterns standing in `query`'s relation to it and returns `true`;
+    /// past the query's walk budget returns `false`, and on error fails, appending nothing
+    /// either way.
     pub(crate) fn related(
         &self,
         dialect: Dialect,
         query: &Query<'_>,
         out: &mut Vec<Related>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         related(&self, ROOT, dialect, query, out)
     }
 }
