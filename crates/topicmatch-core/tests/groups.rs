@@ -68,9 +68,26 @@ fn check_batch(m: &Engine, topics: &[&str]) {
     }
 }
 
+/// The split's groups as the lookup serves them: each group apart, except that in NATS the
+/// groups of one name are one queue, its members all of theirs.
+fn served(m: &Engine, groups: Groups) -> Groups {
+    if m.dialect() != Dialect::Nats {
+        return groups;
+    }
+    let mut queues = Groups::new();
+    for ((name, _), members) in groups {
+        let queue = queues.entry((name, String::new())).or_default();
+        queue.extend(members);
+        queue.sort();
+        queue.dedup();
+    }
+    queues
+}
+
 /// Checks `got`, an answer for `topic`, against the split.
 fn check_answer(m: &Engine, topic: &str, got: Vec<Subscriber>) -> Vec<Subscriber> {
     let (plain, groups) = split(m, topic);
+    let groups = served(m, groups);
     let unique: BTreeSet<_> = got.iter().cloned().collect();
     assert_eq!(
         unique.len(),
@@ -143,6 +160,81 @@ fn one_member_of_each_matching_group_in_every_dialect_and_algorithm() {
                 ]
             );
         }
+    }
+}
+
+/// nats-server gathers the queue subscriptions a message matches by queue name, whatever their
+/// subjects, and delivers to one of them (`sublist.go`, `addNodeToResults`); MQTT's
+/// `$share/{name}/{filter}` are one group per name and filter (MQTT 5.0 4.8.2), as groups of
+/// other dialects are.
+#[test]
+fn nats_groups_of_one_name_are_one_queue_whatever_their_subjects() {
+    for &algorithm in Algorithm::ALL {
+        for policy in [
+            GroupPolicy::RoundRobin,
+            GroupPolicy::Random,
+            GroupPolicy::Hash,
+        ] {
+            let m = grouped(Dialect::Nats, algorithm, policy);
+            m.subscribe_group("foo.*", &s("a"), "workers").unwrap();
+            m.subscribe_group("foo.bar", &s("b"), "workers").unwrap();
+            m.subscribe_group("foo.>", &s("b"), "workers").unwrap();
+            m.subscribe_group("foo.bar", &s("c"), "audit").unwrap();
+            m.subscribe("foo.bar", &s("plain")).unwrap();
+            let mut seen = HashMap::new();
+            for _ in 0..200 {
+                let got = check_lookup(&m, "foo.bar");
+                assert_eq!(got.len(), 3, "{algorithm} {policy:?}: {got:?}");
+                assert!(
+                    got.contains(&s("plain")) && got.contains(&s("c")),
+                    "{got:?}"
+                );
+                for x in got {
+                    *seen.entry(x).or_insert(0) += 1;
+                }
+            }
+            let (a, b) = (seen.get(&s("a")), seen.get(&s("b")));
+            match policy {
+                // One turn for the queue, over its two members (b subscribed twice counts
+                // once).
+                GroupPolicy::RoundRobin => assert_eq!((a, b), (Some(&100), Some(&100))),
+                GroupPolicy::Random => assert!(a.is_some() && b.is_some(), "{seen:?}"),
+                GroupPolicy::Hash => assert_eq!(a.or(b), Some(&200), "{seen:?}"),
+            }
+            check_batch(&m, &["foo.bar", "foo.x", "foo.x.y", "bar"]);
+            // One subject of the queue matching: its own members only.
+            assert_eq!(check_lookup(&m, "foo.x.y"), vec![s("b")]);
+        }
+    }
+    // The hash pick does not depend on the order the algorithm's walk found the groups in.
+    let picks: Vec<Vec<Subscriber>> = Algorithm::ALL
+        .iter()
+        .map(|&algorithm| {
+            let m = grouped(Dialect::Nats, algorithm, GroupPolicy::Hash);
+            for (i, p) in (0i64..).zip(["t.*", "t.a", "t.>", ">"]) {
+                for k in 0..3 {
+                    m.subscribe_group(p, &Subscriber::Int(k * 10 + i), "q")
+                        .unwrap();
+                }
+            }
+            (0..50)
+                .flat_map(|t| m.lookup(&format!("t.{t}")).unwrap())
+                .collect()
+        })
+        .collect();
+    assert!(picks.iter().all(|p| p == &picks[0]), "{picks:?}");
+    for (dialect, narrow, wide, topic) in [
+        (Dialect::Amqp, "foo.bar", "foo.*", "foo.bar"),
+        (Dialect::Mqtt, "foo/bar", "foo/+", "foo/bar"),
+    ] {
+        let m = grouped(dialect, Algorithm::Cstrie, GroupPolicy::RoundRobin);
+        m.subscribe_group(wide, &s("a"), "workers").unwrap();
+        m.subscribe_group(narrow, &s("b"), "workers").unwrap();
+        assert_eq!(
+            sorted(check_lookup(&m, topic)),
+            vec![s("a"), s("b")],
+            "{dialect}"
+        );
     }
 }
 
@@ -359,50 +451,70 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
     )
 }
 
-proptest! {
-    /// Every algorithm splits every topic into the same plain subscribers and groups as
-    /// `naive`, and every lookup is one of the answers that split allows.
-    #[test]
-    fn every_algorithm_agrees_with_naive_on_groups(ops in ops()) {
-        let engines: Vec<Engine> = Algorithm::ALL
-            .iter()
-            .map(|&a| grouped(Dialect::Mqtt, a, GroupPolicy::RoundRobin))
-            .collect();
-        for m in &engines {
-            let mut ids = Vec::new();
-            for op in &ops {
-                match *op {
-                    Op::Plain(p, x) => {
-                        ids.push(m.subscribe(PATTERNS[p], &int(x)));
-                    }
-                    Op::Group(p, x, g) => {
-                        let group = ["g", "h"][g];
-                        let pattern = PATTERNS[p];
-                        let r = if pattern.starts_with("$share/") {
-                            m.subscribe(pattern, &int(x))
-                        } else {
-                            m.subscribe_group(pattern, &int(x), group)
-                        };
-                        ids.push(r);
-                    }
-                    Op::Drop(i) => {
-                        if let Some(Ok(id)) = ids.get(i) {
-                            m.unsubscribe(*id);
-                        }
+/// The NATS counterparts of [`PATTERNS`] and [`TOPICS`]: groups of one name on several of
+/// these subjects are one queue.
+const NATS_PATTERNS: [&str; 6] = ["a.*", "a.>", "*.b", ">", "a.b", "a.b.*"];
+const NATS_TOPICS: [&str; 5] = ["a.b", "a", "x.b", "a.c.d", "a.b.c"];
+
+/// Runs `ops` on every algorithm: each splits every topic into the same plain subscribers and
+/// groups as `naive`, and every lookup is one of the answers that split allows.
+fn agrees_with_naive(
+    dialect: Dialect,
+    patterns: &[&str],
+    topics: &[&str],
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let engines: Vec<Engine> = Algorithm::ALL
+        .iter()
+        .map(|&a| grouped(dialect, a, GroupPolicy::RoundRobin))
+        .collect();
+    for m in &engines {
+        let mut ids = Vec::new();
+        for op in ops {
+            match *op {
+                Op::Plain(p, x) => {
+                    ids.push(m.subscribe(patterns[p], &int(x)));
+                }
+                Op::Group(p, x, g) => {
+                    let group = ["g", "h"][g];
+                    let pattern = patterns[p];
+                    let r = if pattern.starts_with("$share/") {
+                        m.subscribe(pattern, &int(x))
+                    } else {
+                        m.subscribe_group(pattern, &int(x), group)
+                    };
+                    ids.push(r);
+                }
+                Op::Drop(i) => {
+                    if let Some(Ok(id)) = ids.get(i) {
+                        m.unsubscribe(*id);
                     }
                 }
             }
         }
-        let oracle = &engines[0];
-        prop_assert_eq!(oracle.algorithm(), Algorithm::Naive);
-        for m in &engines {
-            prop_assert_eq!(m.subscriptions(), oracle.subscriptions());
-            for t in TOPICS {
-                prop_assert_eq!(split(m, t), split(oracle, t), "{} {}", m.algorithm(), t);
-                check_lookup(m, t);
-            }
-            check_batch(m, &TOPICS);
+    }
+    let oracle = &engines[0];
+    prop_assert_eq!(oracle.algorithm(), Algorithm::Naive);
+    for m in &engines {
+        prop_assert_eq!(m.subscriptions(), oracle.subscriptions());
+        for t in topics {
+            prop_assert_eq!(split(m, t), split(oracle, t), "{} {}", m.algorithm(), t);
+            check_lookup(m, t);
         }
+        check_batch(m, topics);
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn every_algorithm_agrees_with_naive_on_groups(ops in ops()) {
+        agrees_with_naive(Dialect::Mqtt, &PATTERNS, &TOPICS, &ops)?;
+    }
+
+    #[test]
+    fn every_algorithm_agrees_with_naive_on_nats_queues(ops in ops()) {
+        agrees_with_naive(Dialect::Nats, &NATS_PATTERNS, &NATS_TOPICS, &ops)?;
     }
 }
 

@@ -1,6 +1,9 @@
 //! Shared subscriptions and queue groups: a group is a (name, pattern) pair, as MQTT 5 shared
-//! subscriptions (`$share/{name}/{filter}`) and NATS queue subscriptions identify it, and a
-//! message matching the pattern goes to exactly one of its members.
+//! subscriptions (`$share/{name}/{filter}`) identify it, and a message matching the pattern goes
+//! to exactly one of its members. In NATS the groups of one name are one queue: a message
+//! matching several of them goes to one member of them all, as nats-server's `Match` gathers
+//! the matching queue subscriptions by queue name whatever their subjects (`sublist.go`,
+//! `addNodeToResults`).
 //!
 //! The algorithm holds each group once, under a synthetic subscriber id of its own (the group's
 //! index with [`GROUP`] set), inserted when its first member joins and removed with its last. A
@@ -22,10 +25,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
 pub(super) use super::views::{pin, Pin};
-use super::views::{View, Views};
+use super::views::{Reader, View, Views};
 use crate::dialect::{Dialect, NATS_WHITESPACE};
 use crate::error::Error;
 use crate::fields::filtered::SUBSCRIPTION_IDS;
@@ -174,6 +177,7 @@ impl Group {
             },
             members,
             turn: Arc::clone(&self.turn),
+            name: Arc::clone(&self.name),
         }
     }
 }
@@ -195,7 +199,16 @@ struct Inner {
     held: FxHashMap<SubscriberId, Held>,
     /// (name, text as subscribed, subscriber) to subscription id: subscribe is idempotent.
     by_key: FxHashMap<(Arc<str>, Arc<str>, SubscriberId), SubscriptionId>,
+    /// NATS: each queue name, with the name and turn its groups share and how many there are.
+    queues: FxHashMap<Arc<str>, Queue>,
     next: SubscriberId,
+}
+
+/// The groups of one NATS queue name.
+struct Queue {
+    name: Arc<str>,
+    turn: Arc<AtomicUsize>,
+    groups: usize,
 }
 
 /// The groups of one engine and the policy choosing their members.
@@ -206,6 +219,8 @@ pub(super) struct GroupTable {
     /// Held by a membership change for its whole step, the algorithm's change included.
     writers: Mutex<()>,
     policy: GroupPolicy,
+    /// NATS: the groups of one name are one queue.
+    queues: bool,
     /// Groups held (read without the lock on every lookup).
     count: AtomicUsize,
 }
@@ -236,12 +251,14 @@ fn random_below(n: usize) -> usize {
 }
 
 impl GroupTable {
-    pub(super) fn new(policy: GroupPolicy) -> Self {
+    /// The groups of an engine of `dialect`, whose members `policy` chooses.
+    pub(super) fn new(dialect: Dialect, policy: GroupPolicy) -> Self {
         GroupTable {
             inner: LazyReadMostly::default(),
             views: Views::default(),
             writers: Mutex::new(()),
             policy,
+            queues: dialect == Dialect::Nats,
             count: AtomicUsize::new(0),
         }
     }
@@ -302,13 +319,24 @@ impl GroupTable {
             let g = inner.next | SYNTHETIC | GROUP;
             inner.next += 1;
             inner.by_name.insert(key.clone(), g);
+            let (name, turn) = if self.queues {
+                let queue = inner.queues.entry(key.0.clone()).or_insert_with(|| Queue {
+                    name: key.0.clone(),
+                    turn: Arc::new(AtomicUsize::new(0)),
+                    groups: 0,
+                });
+                queue.groups += 1;
+                (queue.name.clone(), queue.turn.clone())
+            } else {
+                (key.0.clone(), Arc::new(AtomicUsize::new(0)))
+            };
             inner.groups.insert(
                 g,
                 Group {
-                    name: key.0.clone(),
+                    name,
                     pattern: key.1.clone(),
                     members: Vec::new(),
-                    turn: Arc::new(AtomicUsize::new(0)),
+                    turn,
                 },
             );
             self.count.fetch_add(1, Ordering::Release);
@@ -361,6 +389,12 @@ impl GroupTable {
             return (held.member, None);
         }
         inner.groups.remove(&held.group);
+        if let Some(queue) = inner.queues.get_mut(&name) {
+            queue.groups -= 1;
+            if queue.groups == 0 {
+                inner.queues.remove(&name);
+            }
+        }
         inner.by_name.remove(&(name, pattern));
         self.count.fetch_sub(1, Ordering::Release);
         (held.member, Some(held.group))
@@ -419,6 +453,16 @@ impl GroupTable {
         const FEW: usize = 16;
         let few = out.len() - start <= FEW;
         let views = self.views.reader(pin);
+        if self.queues
+            && out[start..]
+                .iter()
+                .filter(|&&id| is_group(id))
+                .nth(1)
+                .is_some()
+        {
+            self.pick_queues(&views, topic, out, start);
+            return;
+        }
         let mut kept = start;
         let mut picked = false;
         for i in start..out.len() {
@@ -442,6 +486,64 @@ impl GroupTable {
         if !few && picked {
             dedup_tail(out, start);
         }
+    }
+
+    /// [`GroupTable::pick_tail`] for NATS, where two of the groups found may be of one queue:
+    /// each queue's groups found give one member, chosen among all their members (in the
+    /// groups' creation order, each member once, so that `hash` picks alike whatever order
+    /// the walk found them in) with the queue's turn.
+    #[inline(never)]
+    fn pick_queues(
+        &self,
+        views: &Reader<'_>,
+        topic: &str,
+        out: &mut Vec<SubscriberId>,
+        start: usize,
+    ) {
+        let mut found: Vec<(SubscriberId, &View)> = Vec::new();
+        let mut kept = start;
+        for i in start..out.len() {
+            let id = out[i];
+            if !is_group(id) {
+                out[kept] = id;
+                kept += 1;
+            } else if let Some(view) = views.get(index_of(id)) {
+                found.push((id, view));
+            }
+        }
+        out.truncate(kept);
+        found.sort_unstable_by_key(|&(id, _)| id);
+        let mut members: Vec<SubscriberId> = Vec::new();
+        let mut seen: FxHashSet<SubscriberId> = FxHashSet::default();
+        for i in 0..found.len() {
+            let first = found[i].1;
+            if found[..i]
+                .iter()
+                .any(|(_, v)| Arc::ptr_eq(&v.name, &first.name))
+            {
+                continue;
+            }
+            let queue = found[i + 1..]
+                .iter()
+                .filter(|(_, v)| Arc::ptr_eq(&v.name, &first.name));
+            if queue.clone().next().is_none() {
+                out.push(self.pick(first, topic));
+                continue;
+            }
+            members.clear();
+            seen.clear();
+            for &m in first
+                .members
+                .iter()
+                .chain(queue.flat_map(|(_, v)| v.members.iter()))
+            {
+                if seen.insert(m) {
+                    members.push(m);
+                }
+            }
+            out.push(self.pick_among(&members, &first.turn, topic));
+        }
+        dedup_tail(out, start);
     }
 
     /// Splits the group ids out of `out[start..]` into `groups`, each with its members.
@@ -480,12 +582,23 @@ impl GroupTable {
         if let Some(only) = group.only {
             return only;
         }
-        let n = group.members.len();
+        self.pick_among(&group.members, &group.turn, topic)
+    }
+
+    /// One of `members` (at least one), chosen for `topic` by the policy, with `turn` the
+    /// round-robin position.
+    fn pick_among(
+        &self,
+        members: &[SubscriberId],
+        turn: &AtomicUsize,
+        topic: &str,
+    ) -> SubscriberId {
+        let n = members.len();
         let at = match self.policy {
-            GroupPolicy::RoundRobin => group.turn.fetch_add(1, Ordering::Relaxed) % n,
+            GroupPolicy::RoundRobin => turn.fetch_add(1, Ordering::Relaxed) % n,
             GroupPolicy::Random => random_below(n),
             GroupPolicy::Hash => (FxBuildHasher.hash_one(topic) >> 32) as usize % n,
         };
-        group.members[at]
+        members[at]
     }
 }

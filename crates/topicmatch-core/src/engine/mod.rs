@@ -101,7 +101,7 @@ impl Engine {
             registry: ReadMostly::new(registry),
             next_id: AtomicU64::new(1),
             filters: FilterTable::default(),
-            groups: GroupTable::new(GroupPolicy::default()),
+            groups: GroupTable::new(config.dialect, GroupPolicy::default()),
             synthetic: AtomicBool::new(false),
             shared_subscriptions: config.dialect == Dialect::Mqtt,
         })
@@ -124,7 +124,7 @@ impl Engine {
                 "groups are set before the first subscription".into(),
             ));
         }
-        self.groups = GroupTable::new(policy);
+        self.groups = GroupTable::new(self.config.dialect, policy);
         self.shared_subscriptions = shared_subscriptions;
         Ok(self)
     }

@@ -19,15 +19,18 @@ pub(super) struct View {
     pub(super) only: Option<SubscriberId>,
     /// The members' subscriber ids, in the order they joined.
     pub(super) members: Box<[SubscriberId]>,
-    /// The round-robin position, shared by every version of the group.
+    /// The round-robin position, shared by every version of the group (in NATS, by every
+    /// group of its queue).
     pub(super) turn: Arc<AtomicUsize>,
+    /// The group's name, one allocation for every group of a NATS queue (compared by address).
+    pub(super) name: Arc<str>,
 }
 
 #[cfg(not(loom))]
-pub(super) use epoch::{pin, Pin, Views};
+pub(super) use epoch::{pin, Pin, Reader, Views};
 
 #[cfg(loom)]
-pub(super) use locked::{pin, Pin, Views};
+pub(super) use locked::{pin, Pin, Reader, Views};
 
 #[cfg(not(loom))]
 mod epoch {
