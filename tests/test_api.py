@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -101,6 +102,23 @@ def test_unknown_names_list_valid_ones() -> None:
         tm.Matcher(dialect="stomp")
     with pytest.raises(ValueError, match="naive.*trie"):
         tm.Matcher(dialect="amqp", algorithm="quantum")
+    with pytest.raises(ValueError, match="round_robin"):
+        tm.Matcher(dialect="amqp", group_policy="fair")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("call", "argument"), [
+    (lambda: tm.Matcher(b"mqtt"), "dialect"),  # type: ignore[arg-type]
+    (lambda: tm.Matcher("mqtt", 3), "algorithm"),  # type: ignore[arg-type]
+    (lambda: tm.Matcher("mqtt", group_policy=1), "group_policy"),  # type: ignore[arg-type]
+    (lambda: tm.matches("a", "a", dialect=b"mqtt"), "dialect"),  # type: ignore[arg-type]
+    (lambda: tm.covers("a", "a", dialect=None), "dialect"),  # type: ignore[arg-type]
+    (lambda: tm.intersects("a", "a", dialect=1.5), "dialect"),  # type: ignore[arg-type]
+    (lambda: tm.TopicStore(b"nats"), "dialect"),  # type: ignore[arg-type]
+])
+def test_a_setting_of_the_wrong_type_names_its_argument(call: Callable[[], object],
+                                                        argument: str) -> None:
+    with pytest.raises(TypeError, match=f"^{argument} must be str, not "):
+        call()
 
 
 def test_limits() -> None:

@@ -7,6 +7,20 @@ use topicmatch_core::{Dialect, Subscriber};
 
 use crate::errors;
 
+/// A setting given by name (`dialect`, `algorithm`, `group_policy`): a `str` (else a
+/// `TypeError` naming the argument) that the core reads (else its `ValueError`, which lists
+/// the names it knows).
+pub fn setting<T>(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<T>
+where
+    T: std::str::FromStr<Err = topicmatch_core::Error>,
+{
+    let s = obj
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("{name} must be str, not {}", type_name(obj))))?;
+    // A lone surrogate, read as U+FFFD, is no name the core knows.
+    s.to_string_lossy().parse().map_err(errors::to_py)
+}
+
 /// A Python `str`, or `None` if it is not valid UTF-8 (a lone surrogate).
 fn utf8(s: &Bound<'_, PyString>) -> Option<String> {
     s.to_str().ok().map(str::to_owned)

@@ -32,9 +32,9 @@ fn matches(
     py: Python<'_>,
     pattern: &Bound<'_, PyAny>,
     topic: &Bound<'_, PyAny>,
-    dialect: &str,
+    dialect: &Bound<'_, PyAny>,
 ) -> PyResult<bool> {
-    let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+    let dialect: Dialect = convert::setting(dialect, "dialect")?;
     let pattern = convert::pattern_text(pattern, dialect)?;
     let topic = convert::topic_str(topic, dialect)?;
     // The match is polynomial in the two word counts: only long texts pay for a hand-over.

@@ -108,23 +108,27 @@ impl PyMatcher {
 #[pymethods]
 impl PyMatcher {
     #[new]
-    #[pyo3(signature = (dialect, algorithm = "cstrie", *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, max_multi_wildcards = None, cache_capacity = None, shared_subscriptions = None, group_policy = "round_robin"))]
+    #[pyo3(signature = (dialect, algorithm = None, *, max_topic_bytes = None, max_levels = None, max_subscriptions = None, max_multi_wildcards = None, cache_capacity = None, shared_subscriptions = None, group_policy = None))]
+    #[pyo3(
+        text_signature = "(dialect, algorithm='cstrie', *, max_topic_bytes=None, max_levels=None, max_subscriptions=None, max_multi_wildcards=None, cache_capacity=None, shared_subscriptions=None, group_policy='round_robin')"
+    )]
     // The keyword arguments of the Python constructor.
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        dialect: &str,
-        algorithm: &str,
+        dialect: &Bound<'_, PyAny>,
+        algorithm: Option<&Bound<'_, PyAny>>,
         max_topic_bytes: Option<&Bound<'_, PyAny>>,
         max_levels: Option<&Bound<'_, PyAny>>,
         max_subscriptions: Option<&Bound<'_, PyAny>>,
         max_multi_wildcards: Option<&Bound<'_, PyAny>>,
         cache_capacity: Option<&Bound<'_, PyAny>>,
         shared_subscriptions: Option<bool>,
-        group_policy: &str,
+        group_policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
-        let algorithm: Algorithm = algorithm.parse().map_err(errors::to_py)?;
+        let dialect: Dialect = convert::setting(dialect, "dialect")?;
+        let algorithm =
+            algorithm.map_or(Ok(Algorithm::Cstrie), |a| convert::setting(a, "algorithm"))?;
         let limits = limits_for(
             dialect,
             convert::limit(max_topic_bytes, "max_topic_bytes")?,
@@ -137,7 +141,9 @@ impl PyMatcher {
             limits,
             cache_capacity: convert::limit(cache_capacity, "cache_capacity")?,
         };
-        let policy: GroupPolicy = group_policy.parse().map_err(errors::to_py)?;
+        let policy = group_policy.map_or(Ok(GroupPolicy::RoundRobin), |p| {
+            convert::setting(p, "group_policy")
+        })?;
         let shared = shared_subscriptions.unwrap_or(dialect == Dialect::Mqtt);
         let engine = gil::guarded(|| {
             Engine::with_config(algorithm, config)

@@ -16,10 +16,10 @@ fn covers(
     py: Python<'_>,
     general: &Bound<'_, PyAny>,
     specific: &Bound<'_, PyAny>,
-    dialect: &str,
+    dialect: &Bound<'_, PyAny>,
     max_work: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
-    let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+    let dialect: Dialect = convert::setting(dialect, "dialect")?;
     let general = convert::pattern_text(general, dialect)?;
     let specific = convert::pattern_text(specific, dialect)?;
     let max_work = convert::limit(max_work, "max_work")?.unwrap_or(DEFAULT_MAX_WORK);
@@ -36,9 +36,9 @@ fn intersects(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,
     b: &Bound<'_, PyAny>,
-    dialect: &str,
+    dialect: &Bound<'_, PyAny>,
 ) -> PyResult<bool> {
-    let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+    let dialect: Dialect = convert::setting(dialect, "dialect")?;
     let a = convert::pattern_text(a, dialect)?;
     let b = convert::pattern_text(b, dialect)?;
     gil::detach(py, || topicmatch_core::intersects(dialect, &a, &b))?.map_err(errors::to_py)

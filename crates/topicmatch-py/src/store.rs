@@ -104,12 +104,12 @@ impl PyTopicStore {
     #[new]
     #[pyo3(signature = (dialect, *, max_topic_bytes = None, max_levels = None, max_topics = None))]
     fn new(
-        dialect: &str,
+        dialect: &Bound<'_, PyAny>,
         max_topic_bytes: Option<&Bound<'_, PyAny>>,
         max_levels: Option<&Bound<'_, PyAny>>,
         max_topics: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let dialect: Dialect = dialect.parse().map_err(errors::to_py)?;
+        let dialect: Dialect = convert::setting(dialect, "dialect")?;
         let defaults = StoreLimits::for_dialect(dialect);
         let limits = StoreLimits {
             max_topic_bytes: convert::limit(max_topic_bytes, "max_topic_bytes")?
