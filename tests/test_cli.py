@@ -260,3 +260,14 @@ def test_the_package_has_no_import_cycle() -> None:
 
     cycles = sorted((a, b) for a in graph for b in graph[a] if a in reachable(b))
     assert cycles == []
+
+
+def test_an_extra_this_python_cannot_install_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "_installed", lambda module: module != "pyspark")
+    assert cli.missing_extra("route") == (
+        "topicmatch route: needs the 'spark' extra (pyspark not installed): "
+        'pip install ".[spark]" in the project\'s folder')
+    monkeypatch.setattr(sys, "version_info", (3, 10, 13, "final", 0))
+    assert cli.missing_extra("route") == (
+        "topicmatch route: needs the 'spark' extra (pyspark not installed), which needs "
+        "Python 3.11 or later (this is 3.10)")

@@ -73,5 +73,5 @@ def test_a_command_without_its_extra_says_what_to_install(
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert f"pip install 'topicmatch[{extra}]'" in lines[0]
+    assert f'pip install ".[{extra}]"' in lines[0]
     assert "Traceback" not in result.stderr

@@ -171,6 +171,10 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: The oldest Python an extra installs on (pyspark 4.3 needs 3.11).
+EXTRA_PYTHON: dict[str, tuple[int, int]] = {"spark": (3, 11)}
+
+
 def _installed(module: str) -> bool:
     # An imported module counts: some (kombu) replace themselves in sys.modules by an object
     # without a __spec__, on which find_spec raises ValueError.
@@ -188,8 +192,13 @@ def missing_extra(command: str) -> str | None:
     missing = [m for m in modules if not _installed(m)]
     if not missing:
         return None
-    return (f"topicmatch {command}: needs the '{extra}' extra ({', '.join(missing)} not "
-            f"installed): pip install 'topicmatch[{extra}]'")
+    needs = f"topicmatch {command}: needs the '{extra}' extra ({', '.join(missing)} not installed)"
+    oldest = EXTRA_PYTHON.get(extra)
+    if oldest is not None and sys.version_info < oldest:
+        version = ".".join(map(str, sys.version_info[:2]))
+        return (f"{needs}, which needs Python {'.'.join(map(str, oldest))} or later (this is "
+                f"{version})")
+    return f"{needs}: pip install \".[{extra}]\" in the project's folder"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

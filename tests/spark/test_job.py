@@ -122,15 +122,21 @@ def test_route_rejects_invalid_subscriptions(spark: SparkSession, tmp_path: Path
                      "--subscriptions", str(subs), "--out", str(tmp_path / "out")])
     assert code == 2
     captured = capsys.readouterr()
-    assert "1 invalid mqtt subscription(s)" in captured.err and captured.out == ""
+    assert captured.err.startswith("topicmatch route: 1 invalid mqtt subscription(s):\n  row 0")
+    assert captured.out == ""
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(("messages_fmt", "extra", "problem"), [
     # A CSV file read as Parquet: Spark cannot read it.
     ("csv", ["--input-format", "parquet"], "--messages {messages}: [FAILED_READ_FILE"),
-    ("parquet", ["--topic-col", "subject"], "the messages have no column 'subject'"),
+    ("parquet", ["--topic-col", "subject"],
+     "the messages have no column 'subject' (columns: ['id', 'topic']) (--topic-col names "
+     "another)"),
     ("parquet", ["--pattern-col", "filter"], "the subscriptions have no column 'filter'"),
+    ("parquet", ["--subscriber-col", "who"],
+     "the subscriptions have no column 'who' (columns: ['pattern', 'subscriber']) "
+     "(--subscriber-col names another)"),
 ])
 def test_route_input_errors_are_one_line(spark: SparkSession, tmp_path: Path, messages_fmt: str,
                                          extra: list[str], problem: str,
@@ -190,7 +196,7 @@ def test_each_input_takes_its_own_format(spark: SparkSession, tmp_path: Path,
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err == ("topicmatch route: the messages have no column 'topic' "
-                   "(columns: ['_corrupt_record'])\n")
+                   "(columns: ['_corrupt_record']) (--topic-col names another)\n")
     assert cli.main([*argv, "--messages-format", "csv"]) == 0, capsys.readouterr()
     assert "messages 4  matches 3  errors 1" in capsys.readouterr().out
     argv = [*argv[:-2], "--messages-format", "csv", "--subscriptions-format", "parquet"]
@@ -215,7 +221,7 @@ def test_route_with_a_cache(spark: SparkSession, tmp_path: Path,
 
 
 @pytest.mark.parametrize(("algorithm", "capacity", "refusal"), [
-    ("trie", "64", "cache_capacity applies only to"),
+    ("trie", "64", "topicmatch route: --cache-capacity applies only to"),
     ("sql-baseline", "64", "does not apply to --algorithm sql-baseline"),
     ("cstrie", "0", "must be a positive integer"),
 ])

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from topicmatch import workloads
 from topicmatch.formats import format_hint, input_format, local_path
-from topicmatch.spark.routing import SQL_BASELINE, check_cache, route
+from topicmatch.spark.routing import SQL_BASELINE, MissingColumn, check_cache, route
 from topicmatch.spark.session import session
-from topicmatch.spark.subscriptions import InvalidSubscriptions, resolve_algorithm
+from topicmatch.spark.subscriptions import resolve_algorithm
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameReader, SparkSession
@@ -92,7 +92,8 @@ def cache_refused(args: argparse.Namespace) -> str | None:
     try:
         check_cache(args.dialect, args.algorithm, args.cache_capacity)
     except ValueError as exc:
-        return str(exc)
+        # The matcher's own words, with the command's flag for its keyword.
+        return str(exc).replace("cache_capacity", "--cache-capacity", 1)
     return None
 
 
@@ -235,9 +236,9 @@ def run(args: argparse.Namespace) -> int:
                 cache_capacity=args.cache_capacity, group_col=args.group_col,
                 shared_subscriptions=args.shared_subscriptions,
             )
-        except InvalidSubscriptions as exc:
-            print(exc, file=sys.stderr)
-            return 2
+        except MissingColumn as exc:
+            hint = f" (--{exc.option.replace('_', '-')} names another)" if exc.columns else ""
+            return _fail(f"{exc}{hint}", 2)
         except (InputError, ValueError, TypeError) as exc:
             return _fail(exc, 2)
         except _spark_errors() as exc:
@@ -267,8 +268,11 @@ def _execute(spark: SparkSession, args: argparse.Namespace, routed: DataFrame,
     cache = "" if args.cache_capacity is None else f", cache {args.cache_capacity:,}"
     master = spark.sparkContext.master
     print(f"routed {source} ({args.dialect}, {algorithm}{cache}, {master})")
+    rate = total / elapsed
+    # Three figures for a rate below a hundred (a handful of messages takes seconds of set-up).
+    shown = f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}"
     print(f"messages {total:,}  matches {matches:,}  errors {errors:,}  "
-          f"{total / elapsed:,.0f} messages/s ({elapsed:.3f} s)")
+          f"{shown} messages/s ({elapsed:.3f} s)")
     if kept:
         print(f"wrote {args.format} to {Path(out).resolve()}")
     else:

@@ -73,6 +73,17 @@ def _route_batches(
         )
 
 
+class MissingColumn(ValueError):
+    """A frame lacks the column a ``route`` keyword names: ``option`` is that keyword
+    (``topic_col``), ``columns`` the frame's."""
+
+    def __init__(self, side: str, column: str, option: str, columns: list[str]) -> None:
+        listed = f"(columns: {columns})" if columns else "(no columns at all: an empty input?)"
+        super().__init__(f"the {side} have no column {column!r} {listed}")
+        self.option = option
+        self.columns = columns
+
+
 def _check_columns(
     messages_df: DataFrame, subscriptions_df: DataFrame, topic_col: str, pattern_col: str,
     subscriber_col: str,
@@ -81,23 +92,15 @@ def _check_columns(
 
     fields = {f.name: f.dataType for f in messages_df.schema.fields}
     if topic_col not in fields:
-        raise ValueError(f"the messages have no column {topic_col!r} {_columns(list(fields))}")
+        raise MissingColumn("messages", topic_col, "topic_col", list(fields))
     if not isinstance(fields[topic_col], StringType):
         raise TypeError(f"the topic column {topic_col!r} must be a string, not {fields[topic_col]}")
     clash = {"subscriber", "error"} & set(fields)
     if clash:
         raise ValueError(f"the messages already have the output column(s) {sorted(clash)}")
-    for col in (pattern_col, subscriber_col):
+    for col, option in ((pattern_col, "pattern_col"), (subscriber_col, "subscriber_col")):
         if col not in subscriptions_df.columns:
-            raise ValueError(
-                f"the subscriptions have no column {col!r} {_columns(subscriptions_df.columns)}"
-            )
-
-
-def _columns(names: list[str]) -> str:
-    """The columns a frame has, for a message about one it lacks; none at all is what Spark
-    reads from an empty CSV or JSON file."""
-    return f"(columns: {names})" if names else "(no columns at all: an empty input?)"
+            raise MissingColumn("subscriptions", col, option, subscriptions_df.columns)
 
 
 def route(
@@ -145,8 +148,7 @@ def route(
         raise ValueError(f"unknown dialect {dialect!r}: expected one of {tm.DIALECTS}")
     _check_columns(messages_df, subscriptions_df, topic_col, pattern_col, subscriber_col)
     if group_col is not None and group_col not in subscriptions_df.columns:
-        raise ValueError(f"the subscriptions have no column {group_col!r} "
-                         f"{_columns(subscriptions_df.columns)}")
+        raise MissingColumn("subscriptions", group_col, "group_col", subscriptions_df.columns)
     check_cache(dialect, algorithm, cache_capacity)
     subs = subscriptions.collect(
         subscriptions_df, dialect=dialect, pattern_col=pattern_col, subscriber_col=subscriber_col,
