@@ -122,6 +122,36 @@ def test_message_values_of_other_kinds_are_present_only() -> None:
     assert sorted(fm.lookup(UserDict({"x": 5}))) == ["number", "present"]
 
 
+class Index:
+    """An integer by Python's protocol alone (``__index__``), as numpy's integer scalars are."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+def test_integers_by_the_index_protocol_are_integers() -> None:
+    fm = tm.FieldMatcher()
+    fm.subscribe({"n": Index(5)}, "five")
+    fm.subscribe({"n": tm.gt(Index(2**63))}, "above")
+    assert fm.subscriptions()[0][1] == {"n": 5}
+    assert fm.lookup({"n": Index(5)}) == ["five"] and fm.lookup({"n": 5.0}) == ["five"]
+    assert fm.lookup({"n": Index(2**64 - 1)}) == ["above"]
+    assert fm.lookup({"n": Index(2**64)}) == []  # past the range, as an int there
+    with pytest.raises(tm.InvalidPattern, match="outside -2"):
+        fm.subscribe({"n": Index(2**64)}, "x")
+    numpy = pytest.importorskip("numpy")
+    assert fm.lookup({"n": numpy.int64(5)}) == fm.lookup({"n": numpy.uint8(5)}) == ["five"]
+    flags = tm.FieldMatcher()
+    flags.subscribe({"b": True}, "true")
+    flags.subscribe({"b": 1}, "one")
+    flags.subscribe({"b": tm.PRESENT}, "present")
+    # numpy's bool refuses __index__: another kind, present only.
+    assert flags.lookup({"b": numpy.True_}) == ["present"]
+
+
 @pytest.mark.parametrize(
     ("criteria", "mode", "needle"),
     [

@@ -143,6 +143,20 @@ fn integer(obj: &Bound<'_, PyAny>) -> Option<Number> {
         .ok()
 }
 
+/// An object that is an integer by Python's protocol (`__index__`, as `operator.index` reads
+/// it) without being an `int`: numpy's and other libraries' integer scalars. Its `int`, or
+/// `None` (a numpy `bool`, whose `__index__` refuses, is not one).
+fn index_int<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    // SAFETY: `obj` is a live object and the GIL (or the attached thread state) is held; a
+    // null result is an exception, which `from_owned_ptr_or_err` takes and which is dropped.
+    unsafe {
+        if pyo3::ffi::PyIndex_Check(obj.as_ptr()) == 0 {
+            return None;
+        }
+        Bound::from_owned_ptr_or_err(obj.py(), pyo3::ffi::PyNumber_Index(obj.as_ptr())).ok()
+    }
+}
+
 /// A message value, or `None` for a kind no criterion can name.
 fn message_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
     if let Ok(b) = obj.cast::<PyBool>() {
@@ -157,7 +171,7 @@ fn message_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
     if let Ok(s) = obj.cast::<PyString>() {
         return s.to_str().ok().map(Value::from);
     }
-    None
+    index_int(obj).and_then(|i| integer(&i)).map(Value::Num)
 }
 
 /// A criterion's scalar value: str, int, float or bool, else the reason it is not.
@@ -180,6 +194,11 @@ fn scalar(obj: &Bound<'_, PyAny>) -> Result<Value, String> {
             .to_str()
             .map(Value::from)
             .map_err(|_| "a str value is not valid UTF-8 (a lone surrogate)".to_owned());
+    }
+    if let Some(i) = index_int(obj) {
+        return integer(&i).map(Value::Num).ok_or_else(|| {
+            format!("the integer {i} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
+        });
     }
     Err(format!(
         "a value must be str, int, float or bool (or a tuple, list or set of them, PRESENT, \
