@@ -1,14 +1,16 @@
 """Type stubs of the compiled module (checked against it by mypy.stubtest)."""
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar, final, overload
+from typing import (
+    Any, Final, Generic, Literal, Protocol, SupportsIndex, TypeAlias, TypeVar, final, overload,
+)
 
 ALGORITHMS: Final[tuple[str, ...]]
 DIALECTS: Final[tuple[str, ...]]
 __version__: Final[str]
 
 _Subscriber: TypeAlias = str | int
-_Scalar: TypeAlias = str | int | float | bool
+_Scalar: TypeAlias = str | int | float | bool | SupportsIndex
 _Criterion: TypeAlias = (
     _Scalar
     | tuple[_Scalar, ...]
@@ -163,10 +165,10 @@ class Comparison:
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
 
-def lt(value: int | float) -> Comparison: ...
-def le(value: int | float) -> Comparison: ...
-def gt(value: int | float) -> Comparison: ...
-def ge(value: int | float) -> Comparison: ...
+def lt(value: int | float | SupportsIndex) -> Comparison: ...
+def le(value: int | float | SupportsIndex) -> Comparison: ...
+def gt(value: int | float | SupportsIndex) -> Comparison: ...
+def ge(value: int | float | SupportsIndex) -> Comparison: ...
 
 @final
 class FieldMatcher:
