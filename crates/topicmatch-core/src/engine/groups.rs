@@ -239,6 +239,22 @@ thread_local! {
     );
 }
 
+/// Takes the group ids out of `out[start..]`, in order, handing each to `group`; the other ids
+/// stay, in order.
+fn take_groups(out: &mut Vec<SubscriberId>, start: usize, mut group: impl FnMut(SubscriberId)) {
+    let mut kept = start;
+    for i in start..out.len() {
+        let id = out[i];
+        if is_group(id) {
+            group(id);
+        } else {
+            out[kept] = id;
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
+}
+
 fn random_below(n: usize) -> usize {
     RANDOM.with(|state| {
         let mut x = state.get();
@@ -501,17 +517,11 @@ impl GroupTable {
         start: usize,
     ) {
         let mut found: Vec<(SubscriberId, &View)> = Vec::new();
-        let mut kept = start;
-        for i in start..out.len() {
-            let id = out[i];
-            if !is_group(id) {
-                out[kept] = id;
-                kept += 1;
-            } else if let Some(view) = views.get(index_of(id)) {
+        take_groups(out, start, |id| {
+            if let Some(view) = views.get(index_of(id)) {
                 found.push((id, view));
             }
-        }
-        out.truncate(kept);
+        });
         found.sort_unstable_by_key(|&(id, _)| id);
         let mut members: Vec<SubscriberId> = Vec::new();
         let mut seen: FxHashSet<SubscriberId> = FxHashSet::default();
@@ -554,26 +564,21 @@ impl GroupTable {
         groups: &mut Vec<GroupMatch>,
     ) {
         let inner = self.inner.read();
-        let mut kept = start;
-        for i in start..out.len() {
-            let id = out[i];
-            if !is_group(id) {
-                out[kept] = id;
-                kept += 1;
-            } else if let Some(g) = inner.groups.get(&id) {
-                if !groups
-                    .iter()
-                    .any(|m| m.name == g.name && m.pattern == g.pattern)
-                {
-                    groups.push(GroupMatch {
-                        name: g.name.clone(),
-                        pattern: g.pattern.clone(),
-                        members: g.members.iter().map(|(s, _)| *s).collect(),
-                    });
-                }
+        take_groups(out, start, |id| {
+            let Some(g) = inner.groups.get(&id) else {
+                return;
+            };
+            if !groups
+                .iter()
+                .any(|m| m.name == g.name && m.pattern == g.pattern)
+            {
+                groups.push(GroupMatch {
+                    name: g.name.clone(),
+                    pattern: g.pattern.clone(),
+                    members: g.members.iter().map(|(s, _)| *s).collect(),
+                });
             }
-        }
-        out.truncate(kept);
+        });
     }
 
     fn pick(&self, group: &View, topic: &str) -> SubscriberId {
