@@ -199,14 +199,13 @@ struct Inner {
     held: FxHashMap<SubscriberId, Held>,
     /// (name, text as subscribed, subscriber) to subscription id: subscribe is idempotent.
     by_key: FxHashMap<(Arc<str>, Arc<str>, SubscriberId), SubscriptionId>,
-    /// NATS: each queue name, with the name and turn its groups share and how many there are.
+    /// NATS: each queue name, with the turn its groups share and how many there are.
     queues: FxHashMap<Arc<str>, Queue>,
     next: SubscriberId,
 }
 
 /// The groups of one NATS queue name.
 struct Queue {
-    name: Arc<str>,
     turn: Arc<AtomicUsize>,
     groups: usize,
 }
@@ -335,21 +334,20 @@ impl GroupTable {
             let g = inner.next | SYNTHETIC | GROUP;
             inner.next += 1;
             inner.by_name.insert(key.clone(), g);
-            let (name, turn) = if self.queues {
+            let turn = if self.queues {
                 let queue = inner.queues.entry(key.0.clone()).or_insert_with(|| Queue {
-                    name: key.0.clone(),
                     turn: Arc::new(AtomicUsize::new(0)),
                     groups: 0,
                 });
                 queue.groups += 1;
-                (queue.name.clone(), queue.turn.clone())
+                queue.turn.clone()
             } else {
-                (key.0.clone(), Arc::new(AtomicUsize::new(0)))
+                Arc::new(AtomicUsize::new(0))
             };
             inner.groups.insert(
                 g,
                 Group {
-                    name,
+                    name: key.0.clone(),
                     pattern: key.1.clone(),
                     members: Vec::new(),
                     turn,
@@ -527,15 +525,10 @@ impl GroupTable {
         let mut seen: FxHashSet<SubscriberId> = FxHashSet::default();
         for i in 0..found.len() {
             let first = found[i].1;
-            if found[..i]
-                .iter()
-                .any(|(_, v)| Arc::ptr_eq(&v.name, &first.name))
-            {
+            if found[..i].iter().any(|(_, v)| v.name == first.name) {
                 continue;
             }
-            let queue = found[i + 1..]
-                .iter()
-                .filter(|(_, v)| Arc::ptr_eq(&v.name, &first.name));
+            let queue = found[i + 1..].iter().filter(|(_, v)| v.name == first.name);
             if queue.clone().next().is_none() {
                 out.push(self.pick(first, topic));
                 continue;

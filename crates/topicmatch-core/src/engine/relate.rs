@@ -23,11 +23,10 @@ use crate::matcher::{Related, SubscriberId};
 use crate::pattern::{Pattern, Word};
 use crate::relation::{Query, Relation, DEFAULT_MAX_WORK};
 
-/// The states an index walk may visit for each held subscription and each word of the query,
-/// before the query is answered by a scan instead; and the fewest it may visit on a small
-/// matcher. A walk's state (a hash-set entry, a trie level read, its children pushed) costs
+/// The fewest states an index walk may visit, on a small matcher. Past one state for each held
+/// subscription and each word of the query (and this), the query is answered by a scan
+/// instead: a walk's state (a hash-set entry, a trie level read, its children pushed) costs
 /// about what deciding the relation for a pattern costs per word of the query.
-const WALK_STATES: usize = 1;
 const MIN_WALK_STATES: usize = 4096;
 
 impl Engine {
@@ -47,12 +46,11 @@ impl Engine {
     /// The subscriptions whose pattern stands in `relation` to `pattern`, ordered by id.
     pub fn related(&self, relation: Relation, pattern: &str) -> Result<Vec<Subscription>> {
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
-        // A walk past a few states for each held pattern and step of the query costs more
-        // than deciding each pattern in a scan.
+        // A walk past one state for each held pattern and step of the query costs more than
+        // deciding each pattern in a scan.
         let budget = self
             .len()
             .saturating_mul(parsed.words().len() + 1)
-            .saturating_mul(WALK_STATES)
             .max(MIN_WALK_STATES);
         let query = Query::new(relation, &parsed, DEFAULT_MAX_WORK).with_walk_budget(budget);
         let mut found = Vec::new();

@@ -22,7 +22,7 @@ pub(super) struct View {
     /// The round-robin position, shared by every version of the group (in NATS, by every
     /// group of its queue).
     pub(super) turn: Arc<AtomicUsize>,
-    /// The group's name, one allocation for every group of a NATS queue (compared by address).
+    /// The group's name (in NATS, its queue's).
     pub(super) name: Arc<str>,
 }
 
