@@ -141,7 +141,7 @@ impl PyMatcher {
             limits,
             cache_capacity: convert::limit(cache_capacity, "cache_capacity")?,
         };
-        let policy = group_policy.map_or(Ok(GroupPolicy::RoundRobin), |p| {
+        let policy = group_policy.map_or(Ok(GroupPolicy::default()), |p| {
             convert::setting(p, "group_policy")
         })?;
         let shared = shared_subscriptions.unwrap_or(dialect == Dialect::Mqtt);

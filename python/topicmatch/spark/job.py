@@ -99,7 +99,7 @@ def cache_refused(args: argparse.Namespace) -> str | None:
 
 def _format(args: argparse.Namespace, name: str) -> tuple[str | None, str]:
     """The format given for input ``name`` (``messages``): its own ``--messages-format``, else
-    ``--input-format``, else none; and the input's own flag, for messages."""
+    ``--input-format``, else none; and that own flag's name."""
     return getattr(args, f"{name}_format") or args.input_format, f"--{name}-format"
 
 
