@@ -183,6 +183,22 @@ def test_an_empty_input_file_says_it_has_no_columns(spark: SparkSession, tmp_pat
                                        "(no columns at all: an empty input?)\n")
 
 
+def test_a_binary_file_read_as_csv_says_its_header_is_not_text(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    messages = tmp_path / "msgs.csv"
+    messages.write_bytes(bytes(range(256)) * 4)  # control characters and bytes not UTF-8
+    subs = write_table(SUBSCRIPTIONS, tmp_path / "subs", "parquet")
+    assert cli.main(["route", "--dialect", "mqtt", "--messages", str(messages),
+                     "--subscriptions", str(subs), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("topicmatch route: the messages have no column 'topic' (its first "
+                          "line is not text, "), err
+    assert err.endswith(" column(s): binary data read as CSV or JSON Lines?) (--topic-col "
+                        "names another)\n"), err
+    assert "\ufffd" not in err and "\x01" not in err
+
+
 def test_each_input_takes_its_own_format(spark: SparkSession, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """CSV messages under a name that tells nothing, beside a folder of JSON Lines

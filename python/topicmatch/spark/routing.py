@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import pickle
+import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -78,10 +79,24 @@ class MissingColumn(ValueError):
     (``topic_col``), ``columns`` the frame's."""
 
     def __init__(self, side: str, column: str, option: str, columns: list[str]) -> None:
-        listed = f"(columns: {columns})" if columns else "(no columns at all: an empty input?)"
+        if not columns:
+            listed = "(no columns at all: an empty input?)"
+        elif any(map(_not_text, columns)):
+            # A binary file read as CSV gives its first bytes as column names: not worth
+            # printing, and they can garble the terminal.
+            listed = (f"(its first line is not text, {len(columns)} column(s): binary data read "
+                      "as CSV or JSON Lines?)")
+        else:
+            listed = f"(columns: {columns})"
         super().__init__(f"the {side} have no column {column!r} {listed}")
         self.option = option
         self.columns = columns
+
+
+def _not_text(name: str) -> bool:
+    """Whether a column name holds what no text header does: U+FFFD (bytes that were not
+    UTF-8) or a control character other than a tab."""
+    return any(c == "\ufffd" or (unicodedata.category(c) == "Cc" and c != "\t") for c in name)
 
 
 def _check_columns(
