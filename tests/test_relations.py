@@ -198,6 +198,28 @@ def test_a_costly_pair_raises_limit_exceeded() -> None:
     assert tm.covers(specific, specific, dialect="amqp", max_work=1000)
 
 
+@pytest.mark.parametrize("algorithm", tm.ALGORITHMS)
+def test_covering_decides_each_pattern_within_its_max_work(algorithm: str) -> None:
+    # A pair that covers, whose decision takes a little more than the default bound.
+    general = ("#.a" + ".*" * 11 + ".") * 3 + "#"
+    specific = ".".join(["#", "a"] * 60 + ["#"])[:255].rstrip(".")
+    m = tm.Matcher("amqp", algorithm)
+    costly = m.subscribe(general, "g")
+    everything = m.subscribe("#", "all")
+    with pytest.raises(tm.LimitExceeded, match="max_work"):
+        m.covering(specific)
+    with pytest.raises(tm.LimitExceeded, match="max_work is 1000,"):
+        m.covering(specific, max_work=1000)
+    assert tm.covers(general, specific, dialect="amqp", max_work=1 << 26)
+    assert m.covering(specific, max_work=1 << 26) == [(costly, general, "g"),
+                                                       (everything, "#", "all")]
+    with pytest.raises(ValueError):
+        m.covering(specific, max_work=0)
+    with pytest.raises(TypeError):
+        m.covering(specific, max_work="many")  # type: ignore[arg-type]
+    assert len(m) == 2
+
+
 def test_an_acl_check_with_covers() -> None:
     acl = ["sensors/+/temp", "$SYS/#", "clients/alice/#"]
     assert any(tm.covers(f, "clients/alice/inbox/+", dialect="mqtt") for f in acl)

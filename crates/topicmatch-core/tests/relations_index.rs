@@ -10,7 +10,7 @@ use common::engine;
 use proptest::prelude::*;
 use topicmatch_core::fields::{Criterion, Filter, Mode};
 use topicmatch_core::{
-    covers, intersects, Algorithm, Config, Dialect, Engine, Subscriber, Subscription,
+    covers, intersects, Algorithm, Config, Dialect, Engine, Error, Subscriber, Subscription,
 };
 
 /// Every algorithm, and the `cstrie` with a result cache.
@@ -335,5 +335,35 @@ fn a_query_past_the_walk_budget_is_answered_by_a_scan() {
             naive.intersecting(&query).unwrap()
         );
         assert_eq!(e.covering(&key).unwrap(), naive.covering(&key).unwrap());
+    }
+}
+
+#[test]
+fn covering_decides_each_held_pattern_within_the_bound_given() {
+    // A pair that covers, decided within the default bound but not within 1,000 units (the
+    // Python tests take one past the default).
+    let general = format!("{}#", format!("#.a{}.", ".*".repeat(3)).repeat(3));
+    let mut specific = ["#", "a"].repeat(60).join(".") + ".#";
+    specific.truncate(255);
+    let specific = specific.trim_end_matches('.');
+    for (name, e) in engines(Dialect::Amqp) {
+        let costly = e.subscribe(&general, &Subscriber::Int(1)).unwrap();
+        let everything = e.subscribe("#", &Subscriber::Int(2)).unwrap();
+        assert_eq!(
+            ids(&e.covering(specific).unwrap()),
+            vec![costly, everything],
+            "{name}"
+        );
+        assert!(
+            matches!(
+                e.covering_within(specific, 1000),
+                Err(Error::LimitExceeded { .. })
+            ),
+            "{name}"
+        );
+        assert_eq!(
+            e.covering(specific).unwrap(),
+            e.covering_within(specific, 1 << 22).unwrap()
+        );
     }
 }

@@ -360,13 +360,20 @@ impl PyMatcher {
             .map_err(errors::to_py)
     }
 
-    /// The subscriptions whose pattern covers `pattern`, as `(id, pattern, subscriber)`.
-    fn covering<'py>(&self, pattern: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    /// The subscriptions whose pattern covers `pattern`, as `(id, pattern, subscriber)`;
+    /// `LimitExceeded` once deciding one held pattern passes `max_work` (as `covers`).
+    #[pyo3(signature = (pattern, *, max_work = None))]
+    fn covering<'py>(
+        &self,
+        pattern: &Bound<'py, PyAny>,
+        max_work: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         crate::relations::related(
             pattern.py(),
             &self.engine,
             topicmatch_core::Relation::Covers,
             pattern,
+            max_work,
         )
     }
 
@@ -377,6 +384,7 @@ impl PyMatcher {
             &self.engine,
             topicmatch_core::Relation::Intersects,
             pattern,
+            None,
         )
     }
 

@@ -52,15 +52,19 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The subscriptions of `engine` whose pattern stands in `relation` to `pattern`, as a list of
-/// `(id, pattern, subscriber)` like `subscriptions()`; the walk runs with the GIL released.
+/// `(id, pattern, subscriber)` like `subscriptions()`, each held pattern decided within
+/// `max_work` (default: the core's bound); the walk runs with the GIL released.
 pub fn related<'py>(
     py: Python<'py>,
     engine: &Engine,
     relation: Relation,
     pattern: &Bound<'py, PyAny>,
+    max_work: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let text = convert::pattern_text(pattern, engine.dialect())?;
-    let found = gil::detach(py, || engine.related(relation, &text))?.map_err(errors::to_py)?;
+    let max_work = convert::limit(max_work, "max_work")?.unwrap_or(DEFAULT_MAX_WORK);
+    let found = gil::detach(py, || engine.related_within(relation, &text, max_work))?
+        .map_err(errors::to_py)?;
     let list = PyList::empty(py);
     for s in found {
         let sub = convert::subscriber_to_py(py, &s.subscriber)?;

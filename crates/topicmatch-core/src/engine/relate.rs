@@ -37,6 +37,12 @@ impl Engine {
         self.related(Relation::Covers, pattern)
     }
 
+    /// [`covering`](Self::covering), giving up with `LimitExceeded` once deciding one held
+    /// pattern passes `max_work` (as [`covers_within`](crate::covers_within) does).
+    pub fn covering_within(&self, pattern: &str, max_work: usize) -> Result<Vec<Subscription>> {
+        self.related_within(Relation::Covers, pattern, max_work)
+    }
+
     /// The subscriptions whose pattern intersects `pattern` (some valid topic matches both),
     /// ordered by id. `pattern` is validated as `subscribe` validates it.
     pub fn intersecting(&self, pattern: &str) -> Result<Vec<Subscription>> {
@@ -45,6 +51,17 @@ impl Engine {
 
     /// The subscriptions whose pattern stands in `relation` to `pattern`, ordered by id.
     pub fn related(&self, relation: Relation, pattern: &str) -> Result<Vec<Subscription>> {
+        self.related_within(relation, pattern, DEFAULT_MAX_WORK)
+    }
+
+    /// [`related`](Self::related), deciding each held pattern within `max_work` (only
+    /// [`Relation::Covers`] can need that much: an intersection is decided in polynomial time).
+    pub fn related_within(
+        &self,
+        relation: Relation,
+        pattern: &str,
+        max_work: usize,
+    ) -> Result<Vec<Subscription>> {
         let parsed = Pattern::parse(self.config.dialect, &self.config.limits, pattern)?;
         // A walk past one state for each held pattern and step of the query costs more than
         // deciding each pattern in a scan.
@@ -52,7 +69,7 @@ impl Engine {
             .len()
             .saturating_mul(parsed.words().len() + 1)
             .max(MIN_WALK_STATES);
-        let query = Query::new(relation, &parsed, DEFAULT_MAX_WORK).with_walk_budget(budget);
+        let query = Query::new(relation, &parsed, max_work).with_walk_budget(budget);
         let mut found = Vec::new();
         let mut all = if self.matcher.related_into(&query, &mut found)? {
             self.subscriptions_of(&found)
