@@ -7,6 +7,7 @@ hypothesis, and threads writing and reading at once.
 
 from __future__ import annotations
 
+import copy as copy_module
 import gc
 import json
 import pickle
@@ -137,6 +138,18 @@ def test_pickle_round_trip() -> None:
     assert copy.dialect == "amqp"
     copy["new"] = 1
     assert "new" not in store
+
+
+def test_a_store_whose_values_refer_back_to_it_pickles() -> None:
+    store = tm.TopicStore("nats")
+    store["self"] = store
+    store["node.a"] = {"parent": store, "n": 1}
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy["self"] is copy
+    assert copy["node.a"]["parent"] is copy and copy["node.a"]["n"] == 1
+    assert copy.match(">") == [("node.a", copy["node.a"]), ("self", copy)]
+    shallow = copy_module.copy(store)
+    assert shallow["self"] is store and len(shallow) == 2
 
 
 def test_update_stores_a_batch() -> None:

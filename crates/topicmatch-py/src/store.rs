@@ -337,9 +337,12 @@ impl PyTopicStore {
         )
     }
 
+    /// Pickles as an empty store of the same dialect and limits, then its pairs as the state
+    /// [`__setstate__`](Self::__setstate__) stores: pickle records the store before its values,
+    /// so a value that refers back to the store (or holds it) pickles as a dict's would.
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>, Bound<'py, PyList>)> {
         let py = slf.py();
         let this = slf.get();
         let restore = convert::native(py, "_restore_topic_store")?;
@@ -358,10 +361,15 @@ impl PyTopicStore {
                 l.max_levels,
                 convert::limit_or_none(l.max_topics),
             ),
-            pairs(py, &found, 0..found.len())?,
+            PyTuple::empty(py),
         )
             .into_pyobject(py)?;
-        Ok((restore, args))
+        Ok((restore, args, pairs(py, &found, 0..found.len())?))
+    }
+
+    /// Unpickling's second step: stores the pickled pairs, as [`update`](Self::update) does.
+    fn __setstate__(&self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.update(state)
     }
 }
 
