@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import pickle
 import threading
+import time
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -212,6 +213,42 @@ def test_threads_never_lose_a_message_of_a_group() -> None:
     finally:
         stop.set()
         worker.join()
+
+
+@pytest.mark.parametrize("algorithm", ["trie", "cstrie", "inverted_bitmap"])
+def test_a_member_leaving_and_coming_back_is_never_lost_to_a_lookup(algorithm: str) -> None:
+    """A member that leaves, comes back under its id and leaves again has two releases of its
+    object pending; a lookup pinned between the two departures that chose it still delivers
+    to it (the first release must not empty its slot)."""
+    m = tm.Matcher("mqtt", algorithm)
+    m.subscribe("$share/G1/jobs/#", "stable")
+    stop = threading.Event()
+    empty: list[int] = []
+
+    def churn() -> None:
+        while not stop.is_set():
+            m.unsubscribe(m.subscribe("$share/G1/jobs/#", "comes-back"))
+
+    def read() -> None:
+        batch = ["jobs/b/c"] * 400
+        deadline = time.monotonic() + 3
+        while not stop.is_set() and time.monotonic() < deadline:
+            rows = m.lookup_many(batch)
+            empty.extend(i for i, row in enumerate(rows) if not row)
+            if empty:
+                break
+
+    writers = [threading.Thread(target=churn) for _ in range(2)]
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for t in writers + readers:
+        t.start()
+    for t in readers:
+        t.join()
+    stop.set()
+    for t in writers:
+        t.join()
+    assert not empty, f"{len(empty)} rows reached no member of G1"
+    assert m.lookup("jobs/x") == ["stable"]
 
 
 #: A held subscription of the mixed-subscription properties: pattern, subscriber, group and

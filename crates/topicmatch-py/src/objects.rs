@@ -12,7 +12,10 @@
 //!   freed through the collector, so a pinned reader's array stays valid;
 //! - a departed subscriber's slot is emptied, and its object released, through the collector:
 //!   a lookup pinned when it left still finds its object (the registry still resolves its id
-//!   then too), so a message that lookup routed to it (a group's chosen member) is delivered;
+//!   then too), so a message that lookup routed to it (a group's chosen member) is delivered.
+//!   A subscriber that comes back under its id and leaves again has two such releases pending:
+//!   the slot is emptied only by the last (the first may run while a lookup pinned between
+//!   the two departures still reads the slot);
 //! - an id found by a pinned lookup is not reused before the reader unpins (the registry's
 //!   rule), so its slot holds that subscriber's object.
 
@@ -27,7 +30,7 @@ use topicmatch_core::{Registry, SubscriberId};
 
 use crate::convert;
 
-/// The objects' pointers, read by lookups; the references are owned by `ObjectTable::owners`
+/// The objects' pointers, read by lookups; the references are owned by `Owners::objects`
 /// (or, for a departed subscriber, by its pending `empty`).
 type Slots = Box<[AtomicPtr<ffi::PyObject>]>;
 
@@ -37,17 +40,25 @@ const MIN_SLOTS: usize = 64;
 /// Subscriber objects by subscriber id.
 pub struct ObjectTable {
     slots: Atomic<Slots>,
-    /// The reference behind each non-null slot of a held subscriber, by id. Writers only
-    /// (set and clear already run under the registry's lock; this keeps the table sound on
-    /// its own), and growing the array.
-    owners: Mutex<Vec<Option<Py<PyAny>>>>,
+    /// Writers only (set and clear already run under the registry's lock; this keeps the
+    /// table sound on its own), and growing the array.
+    owners: Mutex<Owners>,
+}
+
+/// What the writers keep, by id.
+#[derive(Default)]
+struct Owners {
+    /// The reference behind each non-null slot of a held subscriber.
+    objects: Vec<Option<Py<PyAny>>>,
+    /// How many of its departures' `empty` calls the collector holds.
+    pending: Vec<u32>,
 }
 
 impl Default for ObjectTable {
     fn default() -> Self {
         ObjectTable {
             slots: Atomic::new(empty(MIN_SLOTS)),
-            owners: Mutex::new(Vec::new()),
+            owners: Mutex::new(Owners::default()),
         }
     }
 }
@@ -107,14 +118,15 @@ impl ObjectTable {
         if at >= slots.len() {
             slots = self.grow(at + 1, &guard);
         }
-        if owners.len() <= at {
-            owners.resize_with(at + 1, || None);
+        if owners.objects.len() <= at {
+            owners.objects.resize_with(at + 1, || None);
+            owners.pending.resize(at + 1, 0);
         }
         // Release pairs with readers' Acquire loads: the object is complete before they see
         // it. The slot may still show the id's last owner, whose `empty` is pending: that
         // `empty` then finds the owner set and only drops its reference.
         slots[at].store(object.as_ptr(), Ordering::Release);
-        if let Some(old) = owners[at].replace(object) {
+        if let Some(old) = owners.objects[at].replace(object) {
             // Not expected (an id is handed out only once its owner left and was cleared),
             // but harmless: readers may still see `old` until the epoch passes.
             guard.defer(move || drop(old));
@@ -136,13 +148,14 @@ impl ObjectTable {
     /// Empties subscriber `id`'s slot, and releases its object, once no thread pinned now can
     /// still be reading it (the subscriber left).
     pub fn clear(self: &Arc<Self>, id: SubscriberId) {
-        let Some(object) = self
-            .owners
-            .lock()
-            .get_mut(id as usize)
-            .and_then(Option::take)
-        else {
-            return;
+        let at = id as usize;
+        let object = {
+            let mut owners = self.owners.lock();
+            let Some(object) = owners.objects.get_mut(at).and_then(Option::take) else {
+                return;
+            };
+            owners.pending[at] += 1;
+            object
         };
         let guard = crossbeam_epoch::pin();
         let table = Arc::clone(self);
@@ -152,8 +165,9 @@ impl ObjectTable {
     }
 
     /// Empties slot `id` unless the id was handed out again meanwhile (its owner is set: the
-    /// slot shows the new subscriber's object, which may even be this same object), then
-    /// drops the reference: at once if this thread holds the GIL, else queued by PyO3 for the
+    /// slot shows the new subscriber's object, which may even be this same object) or another
+    /// departure's `empty` is still pending (the slot may show the object that one releases,
+    /// which a reader pinned before it may still read), then drops the reference: at once if this thread holds the GIL, else queued by PyO3 for the
     /// next thread that takes it (deferred functions run on whatever thread collects garbage).
     /// No reader holds the pointer any more: every thread pinned when the subscriber left has
     /// unpinned.
@@ -166,9 +180,11 @@ impl ObjectTable {
     fn empty(&self, id: SubscriberId, object: Py<PyAny>) {
         {
             let guard = crossbeam_epoch::pin();
-            let owners = self.owners.lock();
-            if !owners.get(id as usize).is_some_and(Option::is_some) {
-                self.slots(&guard)[id as usize].store(std::ptr::null_mut(), Ordering::Release);
+            let mut owners = self.owners.lock();
+            let at = id as usize;
+            owners.pending[at] -= 1;
+            if owners.pending[at] == 0 && owners.objects[at].is_none() {
+                self.slots(&guard)[at].store(std::ptr::null_mut(), Ordering::Release);
             }
         }
         drop(object);
