@@ -190,6 +190,65 @@ def test_comparison_needs_a_number(op: object, bad: object) -> None:
         op(bad)  # type: ignore[operator]
 
 
+class Reentrant:
+    """A message value whose ``__index__`` changes the message it is read from."""
+
+    def __init__(self, message: dict[str, Any], change: str) -> None:
+        self.message, self.change = message, change
+
+    def __index__(self) -> int:
+        if self.change == "grow":
+            self.message["zz"] = 1
+        else:
+            self.message.clear()
+        return 3
+
+
+@pytest.mark.parametrize("change", ["grow", "clear"])
+def test_a_message_changed_while_it_is_read_is_read_as_it_was(change: str) -> None:
+    fm = tm.FieldMatcher()
+    fm.subscribe({"a": 3}, "s")
+    m = tm.Matcher("mqtt", "cstrie")
+    m.subscribe("t", "plain")
+    m.subscribe("t", "w", where={"a": 3})
+    calls = [
+        lambda d: fm.lookup(d), lambda d: fm.hits(d), lambda d: fm.lookup_many([d]),
+        lambda d: m.lookup("t", fields=d), lambda d: m.matches_any("t", fields=d),
+        lambda d: m.lookup_many(["t"], fields=[d]), lambda d: m.lookup_groups("t", fields=d),
+    ]
+    for call in calls:
+        d: dict[str, Any] = {}
+        d.update(a=Reentrant(d, change), b=1)
+        call(d)  # the items it had when the call began; no panic
+    d = {}
+    d.update(a=Reentrant(d, change), b=1)
+    assert fm.lookup(d) == ["s"]
+    d = {}
+    d.update(a=Reentrant(d, change), b=1)
+    assert sorted(m.lookup("t", fields=d)) == ["plain", "w"]
+
+
+def test_an_exception_from_a_values_index_other_than_type_error_propagates() -> None:
+    class Interrupting:
+        def __index__(self) -> int:
+            raise KeyboardInterrupt
+
+    class Refusing:
+        def __index__(self) -> int:
+            raise TypeError("not an integer")
+
+    fm = tm.FieldMatcher()
+    fm.subscribe({"a": 1}, "s")
+    with pytest.raises(KeyboardInterrupt):
+        fm.lookup({"a": Interrupting()})
+    with pytest.raises(KeyboardInterrupt):
+        fm.subscribe({"a": Interrupting()}, "t")
+    assert fm.lookup({"a": Refusing()}) == []  # another kind: equal to nothing
+    with pytest.raises(tm.TopicMatchError, match="not .*Refusing"):
+        fm.subscribe({"a": Refusing()}, "t")
+    assert len(fm) == 1
+
+
 def test_type_errors() -> None:
     fm = tm.FieldMatcher()
     fm.subscribe({"a": 1}, "x")
@@ -198,12 +257,15 @@ def test_type_errors() -> None:
             fm.lookup(bad)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="mapping of str keys"):
             fm.subscribe(bad, "x")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="keys must be str"):
+    with pytest.raises(TypeError, match="the keys of .* must be str"):
         fm.lookup({1: 1})  # type: ignore[dict-item]
-    with pytest.raises(TypeError, match="keys must be str"):
+    with pytest.raises(TypeError, match="the keys of .* must be str"):
         fm.subscribe({1: 1}, "x")  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="single mapping"):
         fm.lookup_many({"a": 1})  # type: ignore[dict-item]
+    m = tm.Matcher("mqtt")
+    with pytest.raises(TypeError, match="single mapping"):
+        m.lookup_many(["t"], fields={"a": 1})  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="mapping of str keys"):
         fm.lookup_many([{"a": 1}, None])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="subscriber"):

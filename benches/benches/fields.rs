@@ -157,7 +157,7 @@ fn measuring() -> bool {
 fn index(filters: &[Filter]) -> FieldMatcher {
     let fm = FieldMatcher::new();
     for (i, f) in (0..).zip(filters) {
-        fm.subscribe(f, &Subscriber::Int(i));
+        fm.subscribe(f, &Subscriber::Int(i)).unwrap();
     }
     fm
 }

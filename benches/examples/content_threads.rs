@@ -91,7 +91,9 @@ fn main() {
 
     let fields = FieldMatcher::new();
     for i in 0..20_000 {
-        fields.subscribe(&equals("user", rng.below(5_000)), &Subscriber::Int(i));
+        fields
+            .subscribe(&equals("user", rng.below(5_000)), &Subscriber::Int(i))
+            .unwrap();
     }
     let messages: Vec<Message> = (0..BATCH)
         .map(|_| message(&[("user", rng.below(5_000))]))

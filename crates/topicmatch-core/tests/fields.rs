@@ -45,7 +45,8 @@ fn seed_matcher(mode: Mode) -> FieldMatcher {
         &[("urgent", Criterion::Present)],
     ];
     for (i, criteria) in subs.iter().enumerate() {
-        fm.subscribe(&filter(criteria, mode), &s(&i.to_string()));
+        fm.subscribe(&filter(criteria, mode), &s(&i.to_string()))
+            .unwrap();
     }
     fm
 }
@@ -100,7 +101,8 @@ fn every_criterion_kind() {
         ("ge", Criterion::Ge(100.into())),
     ];
     for (name, c) in &cases {
-        fm.subscribe(&filter(&[("x", c.clone())], Mode::All), &s(name));
+        fm.subscribe(&filter(&[("x", c.clone())], Mode::All), &s(name))
+            .unwrap();
     }
     let check = |value: Option<Value>, want: &[&str]| {
         let mut m = Message::new();
@@ -124,9 +126,12 @@ fn every_criterion_kind() {
 #[test]
 fn numbers_are_exact_and_bools_are_not_numbers() {
     let fm = FieldMatcher::new();
-    fm.subscribe(&filter(&[("n", eq(1))], Mode::All), &s("one"));
-    fm.subscribe(&filter(&[("n", eq(true))], Mode::All), &s("true"));
-    fm.subscribe(&filter(&[("n", eq("1"))], Mode::All), &s("str"));
+    fm.subscribe(&filter(&[("n", eq(1))], Mode::All), &s("one"))
+        .unwrap();
+    fm.subscribe(&filter(&[("n", eq(true))], Mode::All), &s("true"))
+        .unwrap();
+    fm.subscribe(&filter(&[("n", eq("1"))], Mode::All), &s("str"))
+        .unwrap();
     let two53 = 1_i64 << 53;
     fm.subscribe(
         &filter(
@@ -134,7 +139,8 @@ fn numbers_are_exact_and_bools_are_not_numbers() {
             Mode::All,
         ),
         &s("big"),
-    );
+    )
+    .unwrap();
     assert_eq!(
         fm.lookup(&Message::new().with("n", num(1.0))),
         vec![s("one")]
@@ -155,7 +161,9 @@ fn numbers_are_exact_and_bools_are_not_numbers() {
 fn at_least_k_and_mode_normalisation() {
     let fm = FieldMatcher::new();
     let abc = [("a", eq(1)), ("b", eq(2)), ("c", eq(3))];
-    let id = fm.subscribe(&filter(&abc, Mode::AtLeast(2)), &s("dave"));
+    let id = fm
+        .subscribe(&filter(&abc, Mode::AtLeast(2)), &s("dave"))
+        .unwrap();
     let m1 = Message::new().with("a", 1).with("b", 0).with("c", 3);
     assert_eq!(fm.lookup(&m1), vec![s("dave")]);
     assert!(fm.lookup(&Message::new().with("a", 1)).is_empty());
@@ -166,7 +174,8 @@ fn at_least_k_and_mode_normalisation() {
     assert_eq!(filter(&abc[..1], Mode::Any).mode(), Mode::All);
     let reordered = [abc[2].clone(), abc[0].clone(), abc[1].clone()];
     assert_eq!(
-        fm.subscribe(&filter(&reordered, Mode::AtLeast(2)), &s("dave")),
+        fm.subscribe(&filter(&reordered, Mode::AtLeast(2)), &s("dave"))
+            .unwrap(),
         id
     );
     assert_eq!(fm.len(), 1);
@@ -222,10 +231,10 @@ fn ids_unsubscribe_and_slot_reuse() {
         &[("a", Criterion::Ge(0.into())), ("b", Criterion::Present)],
         Mode::Any,
     );
-    let x = fm.subscribe(&f1, &s("x"));
-    assert_eq!(fm.subscribe(&f1, &s("x")), x);
-    let y = fm.subscribe(&f1, &s("y"));
-    let z = fm.subscribe(&f2, &s("x"));
+    let x = fm.subscribe(&f1, &s("x")).unwrap();
+    assert_eq!(fm.subscribe(&f1, &s("x")).unwrap(), x);
+    let y = fm.subscribe(&f1, &s("y")).unwrap();
+    let z = fm.subscribe(&f2, &s("x")).unwrap();
     assert_eq!(fm.len(), 3);
     let m = Message::new().with("a", 1);
     assert_eq!(names(fm.lookup(&m)), vec![s("x"), s("y")]);
@@ -236,10 +245,12 @@ fn ids_unsubscribe_and_slot_reuse() {
     assert!(fm.unsubscribe(z));
     assert_eq!(fm.lookup(&m), vec![s("y")]);
     // Freed slots are reused, ids are not.
-    let w = fm.subscribe(
-        &filter(&[("c", Criterion::Lt(5.into()))], Mode::All),
-        &s("w"),
-    );
+    let w = fm
+        .subscribe(
+            &filter(&[("c", Criterion::Lt(5.into()))], Mode::All),
+            &s("w"),
+        )
+        .unwrap();
     assert!(w > z);
     assert_eq!(fm.lookup(&Message::new().with("c", 4)), vec![s("w")]);
     assert!(fm.lookup(&Message::new().with("b", 4)).is_empty());
@@ -258,13 +269,48 @@ fn snapshot_restores_ids_filters_and_subscribers() {
     for m in seed_messages() {
         assert_eq!(back.hits(&m), fm.hits(&m));
     }
-    assert!(back.subscribe(&filter(&[("q", eq(1))], Mode::All), &s("q")) >= fm.next_id());
+    assert!(
+        back.subscribe(&filter(&[("q", eq(1))], Mode::All), &s("q"))
+            .unwrap()
+            >= fm.next_id()
+    );
     let mut clash = snap.clone();
     clash.push(FieldSubscription {
         id: 99,
         ..snap[0].clone()
     });
     assert!(FieldMatcher::restore(&clash, 0).is_err());
+}
+
+#[test]
+fn ids_at_the_end_of_the_space_are_refused_not_wrapped() {
+    let held = FieldSubscription {
+        id: 1,
+        filter: Arc::new(filter(&[("a", eq(1))], Mode::All)),
+        subscriber: s("held"),
+    };
+    let fm = FieldMatcher::restore(std::slice::from_ref(&held), u64::MAX - 1).unwrap();
+    let last = fm
+        .subscribe(&filter(&[("b", eq(1))], Mode::All), &s("t"))
+        .unwrap();
+    assert_eq!(last, u64::MAX - 1);
+    let refused = fm.subscribe(&filter(&[("c", eq(1))], Mode::All), &s("t"));
+    assert!(matches!(refused, Err(Error::InvalidArgument(ref why)) if why.contains("exhausted")));
+    // A pair already held still answers with its id; nothing else changed.
+    assert_eq!(
+        fm.subscribe(&filter(&[("b", eq(1))], Mode::All), &s("t"))
+            .unwrap(),
+        last
+    );
+    assert_eq!(fm.len(), 2);
+    let ids: Vec<u64> = fm.subscriptions().iter().map(|s| s.id).collect();
+    assert_eq!(ids, vec![1, u64::MAX - 1]);
+    // No snapshot holds the last id, whose successor does not exist.
+    let at_end = FieldSubscription {
+        id: u64::MAX,
+        ..held
+    };
+    assert!(FieldMatcher::restore(&[at_end], 0).is_err());
 }
 
 #[test]
@@ -278,7 +324,9 @@ fn concurrent_lookups_see_consistent_results() {
             scope.spawn(move || {
                 for i in 0..500 {
                     if t == 0 {
-                        let id = fm.subscribe(&filter(&[("k", eq(i))], Mode::All), &s("tmp"));
+                        let id = fm
+                            .subscribe(&filter(&[("k", eq(i))], Mode::All), &s("tmp"))
+                            .unwrap();
                         assert!(fm.unsubscribe(id));
                     } else {
                         assert_eq!(names(fm.lookup(c)), vec![s("1"), s("2")]);
@@ -312,8 +360,10 @@ fn a_long_batch_equals_one_by_one() {
         fm.subscribe(
             &filter(&[("k", Criterion::Gt(i.into()))], Mode::All),
             &Subscriber::Int(i),
-        );
-        fm.subscribe(&filter(&[("k", eq(i))], Mode::All), &Subscriber::Int(i % 7));
+        )
+        .unwrap();
+        fm.subscribe(&filter(&[("k", eq(i))], Mode::All), &Subscriber::Int(i % 7))
+            .unwrap();
     }
     let messages: Vec<Message> = (0..300)
         .map(|i| Message::new().with("k", i % 50).with("x", i))
@@ -344,17 +394,23 @@ fn subscribe_and_unsubscribe_report_subscribers_joining_and_leaving() {
         filter(&[("k", eq(2))], Mode::All),
     );
     let mut joined = Vec::new();
-    let first = fm.subscribe_with(&a, &s("x"), &mut |id| joined.push(id));
+    let first = fm
+        .subscribe_with(&a, &s("x"), &mut |id| joined.push(id))
+        .unwrap();
     assert_eq!(joined.len(), 1, "a new subscriber joins");
     let x = joined[0];
     // The same pair again, and a second subscription of the same subscriber: no new id.
     assert_eq!(
-        fm.subscribe_with(&a, &s("x"), &mut |id| joined.push(id)),
+        fm.subscribe_with(&a, &s("x"), &mut |id| joined.push(id))
+            .unwrap(),
         first
     );
-    let second = fm.subscribe_with(&b, &s("x"), &mut |id| joined.push(id));
+    let second = fm
+        .subscribe_with(&b, &s("x"), &mut |id| joined.push(id))
+        .unwrap();
     assert_eq!(joined, vec![x]);
-    fm.subscribe_with(&a, &s("y"), &mut |id| joined.push(id));
+    fm.subscribe_with(&a, &s("y"), &mut |id| joined.push(id))
+        .unwrap();
     assert_eq!(joined.len(), 2);
     assert_ne!(joined[1], x);
     let mut left = Vec::new();
@@ -371,7 +427,8 @@ fn dense_counting_agrees_with_sparse() {
     let fm = FieldMatcher::new();
     for i in 0..64 {
         let criteria = [("a", eq(1)), ("b", Criterion::Gt(i.into()))];
-        fm.subscribe(&filter(&criteria, Mode::All), &Subscriber::Int(i));
+        fm.subscribe(&filter(&criteria, Mode::All), &Subscriber::Int(i))
+            .unwrap();
     }
     let got = fm.lookup(&Message::new().with("a", 1).with("b", 10));
     assert_eq!(

@@ -79,7 +79,7 @@ fn several_criteria_on_one_field_and_every_kind_are_verified() {
         (filter(vec![("currency", eq("USD"))], Mode::All), 4),
     ];
     for (f, s) in &held {
-        fm.subscribe(f, &Subscriber::Int(*s));
+        fm.subscribe(f, &Subscriber::Int(*s)).unwrap();
     }
     let messages = [
         Message::new().with("price", 15),
@@ -126,7 +126,7 @@ fn churn_reuses_ids_and_compacts_checks() {
                 Mode::All,
             )
             .unwrap();
-            let id = fm.subscribe(&f, &Subscriber::Int(i % 900));
+            let id = fm.subscribe(&f, &Subscriber::Int(i % 900)).unwrap();
             held.push((f, i % 900, id));
         }
         let current: Vec<(Filter, i64)> = held.iter().map(|(f, s, _)| (f.clone(), *s)).collect();

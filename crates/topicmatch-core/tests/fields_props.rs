@@ -218,7 +218,7 @@ fn check(ops: &[Op], padding: usize) -> Result<(), TestCaseError> {
     // sparse counting path as well as the dense one.
     let pad = Filter::new(vec![("zz".into(), Criterion::Present)], Mode::All).unwrap();
     for i in (1000..).take(padding) {
-        fm.subscribe(&pad, &Subscriber::Int(i));
+        fm.subscribe(&pad, &Subscriber::Int(i)).unwrap();
     }
     let mut model: BTreeMap<u64, Sub> = BTreeMap::new();
     let mut ids = Vec::new();
@@ -232,10 +232,11 @@ fn check(ops: &[Op], padding: usize) -> Result<(), TestCaseError> {
                 Ok(filter) => {
                     prop_assert!(sub.valid(), "accepted {:?}", sub);
                     let mut joined = Vec::new();
-                    let id =
-                        fm.subscribe_with(&filter, &Subscriber::Int(sub.subscriber), &mut |s| {
+                    let id = fm
+                        .subscribe_with(&filter, &Subscriber::Int(sub.subscriber), &mut |s| {
                             joined.push(s);
-                        });
+                        })
+                        .unwrap();
                     for s in joined {
                         prop_assert!(live.insert(s), "joined twice: {}", s);
                     }

@@ -142,10 +142,17 @@ pub fn subscriber_to_py<'py>(py: Python<'py>, s: &Subscriber) -> PyResult<Bound<
     })
 }
 
+/// The name of `obj`'s type as an error message gives it: `int`, `numpy.bool`, `module.Class`.
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+    let ty = obj.get_type();
+    let name = ty.name().map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    // A type of another module by its module too: numpy's `bool` is not Python's.
+    match ty.module() {
+        Ok(module) if module.to_str().is_ok_and(|m| m != "builtins") => {
+            format!("{module}.{name}")
+        }
+        _ => name,
+    }
 }
 
 /// The module's attribute `name`, by the path pickle finds it at: what a `__reduce__` names

@@ -90,7 +90,7 @@ impl PyComparison {
 }
 
 fn comparison(op: Comparison, value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
-    let value = scalar(value).map_err(|why| invalid(&format!("{}: {why}", op.name())))?;
+    let value = scalar(value)?.map_err(|why| invalid(&format!("{}: {why}", op.name())))?;
     let Some(number) = value.number() else {
         return Err(invalid(&format!(
             "{} needs a number, not the {} {value:?}",
@@ -129,12 +129,6 @@ pub fn ge(value: &Bound<'_, PyAny>) -> PyResult<PyComparison> {
     comparison(Comparison::Ge, value)
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
-}
-
 /// An `int` from -2^63 to 2^64 - 1 as a number, else `None`.
 fn integer(obj: &Bound<'_, PyAny>) -> Option<Number> {
     obj.extract::<i64>()
@@ -145,66 +139,84 @@ fn integer(obj: &Bound<'_, PyAny>) -> Option<Number> {
 
 /// An object that is an integer by Python's protocol (`__index__`, as `operator.index` reads
 /// it) without being an `int`: numpy's and other libraries' integer scalars. Its `int`, or
-/// `None` (a numpy `bool`, whose `__index__` refuses, is not one).
-fn index_int<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+/// `None` when it has no `__index__` or that refuses with `TypeError` (a numpy `bool`); any
+/// other exception its `__index__` raises (`KeyboardInterrupt`, `MemoryError`, a bug of its
+/// own) is the caller's.
+fn index_int<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     // SAFETY: `obj` is a live object and the GIL (or the attached thread state) is held; a
-    // null result is an exception, which `from_owned_ptr_or_err` takes and which is dropped.
-    unsafe {
+    // null result is an exception, which `from_owned_ptr_or_err` takes.
+    let index = unsafe {
         if pyo3::ffi::PyIndex_Check(obj.as_ptr()) == 0 {
-            return None;
+            return Ok(None);
         }
-        Bound::from_owned_ptr_or_err(obj.py(), pyo3::ffi::PyNumber_Index(obj.as_ptr())).ok()
+        Bound::from_owned_ptr_or_err(obj.py(), pyo3::ffi::PyNumber_Index(obj.as_ptr()))
+    };
+    match index {
+        Ok(i) => Ok(Some(i)),
+        Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
-/// A message value, or `None` for a kind no criterion can name.
-fn message_value(obj: &Bound<'_, PyAny>) -> Option<Value> {
+/// A message value, or `None` for a kind no criterion can name; an error only from an
+/// integer-like object's own `__index__` ([`index_int`]).
+fn message_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
     if let Ok(b) = obj.cast::<PyBool>() {
-        return Some(Value::Bool(b.is_true()));
+        return Ok(Some(Value::Bool(b.is_true())));
     }
     if obj.is_instance_of::<PyInt>() {
-        return integer(obj).map(Value::Num);
+        return Ok(integer(obj).map(Value::Num));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
-        return Number::float(f.value()).map(Value::Num);
+        return Ok(Number::float(f.value()).map(Value::Num));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return s.to_str().ok().map(Value::from);
+        return Ok(s.to_str().ok().map(Value::from));
     }
-    index_int(obj).and_then(|i| integer(&i)).map(Value::Num)
+    Ok(index_int(obj)?.and_then(|i| integer(&i)).map(Value::Num))
 }
 
-/// A criterion's scalar value: str, int, float or bool, else the reason it is not.
-fn scalar(obj: &Bound<'_, PyAny>) -> Result<Value, String> {
-    if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
+/// A criterion's scalar value: str, int, float or bool, else the reason it is not (an
+/// exception an integer-like object's `__index__` raises, other than `TypeError`, propagates).
+fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, String>> {
+    if let Some(value) = builtin_scalar(obj) {
+        return Ok(value);
     }
-    if obj.is_instance_of::<PyInt>() {
-        return integer(obj).map(Value::Num).ok_or_else(|| {
-            format!("the integer {obj} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
-        });
-    }
-    if let Ok(f) = obj.cast::<PyFloat>() {
-        return Number::float(f.value())
-            .map(Value::Num)
-            .ok_or_else(|| "NaN is not a value: it equals nothing".to_owned());
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return s
-            .to_str()
-            .map(Value::from)
-            .map_err(|_| "a str value is not valid UTF-8 (a lone surrogate)".to_owned());
-    }
-    if let Some(i) = index_int(obj) {
-        return integer(&i).map(Value::Num).ok_or_else(|| {
+    Ok(match index_int(obj)? {
+        Some(i) => integer(&i).map(Value::Num).ok_or_else(|| {
             format!("the integer {i} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
-        });
+        }),
+        None => Err(format!(
+            "a value must be str, int, float or bool (or a tuple, list or set of them, PRESENT, \
+             or tm.lt/le/gt/ge), not {}",
+            convert::type_name(obj)
+        )),
+    })
+}
+
+/// [`scalar`] of a `bool`, `int`, `float` or `str` (subclasses included); `None` for others.
+fn builtin_scalar(obj: &Bound<'_, PyAny>) -> Option<Result<Value, String>> {
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Some(Ok(Value::Bool(b.is_true())));
     }
-    Err(format!(
-        "a value must be str, int, float or bool (or a tuple, list or set of them, PRESENT, \
-         or tm.lt/le/gt/ge), not {}",
-        type_name(obj)
-    ))
+    if obj.is_instance_of::<PyInt>() {
+        return Some(integer(obj).map(Value::Num).ok_or_else(|| {
+            format!("the integer {obj} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
+        }));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Some(
+            Number::float(f.value())
+                .map(Value::Num)
+                .ok_or_else(|| "NaN is not a value: it equals nothing".to_owned()),
+        );
+    }
+    let s = obj.cast::<PyString>().ok()?;
+    Some(
+        s.to_str()
+            .map(Value::from)
+            .map_err(|_| "a str value is not valid UTF-8 (a lone surrogate)".to_owned()),
+    )
 }
 
 /// One criterion from its Python form.
@@ -222,11 +234,11 @@ fn criterion(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Criterion> {
         || obj.is_instance_of::<PyFrozenSet>();
     if is_set {
         obj.try_iter()?
-            .map(|v| scalar(&v?).map_err(|why| invalid(&format!("field {field:?}: {why}"))))
+            .map(|v| scalar(&v?)?.map_err(|why| invalid(&format!("field {field:?}: {why}"))))
             .collect::<PyResult<Vec<_>>>()
             .map(Criterion::In)
     } else {
-        scalar(obj)
+        scalar(obj)?
             .map(Criterion::Eq)
             .map_err(|why| invalid(&format!("field {field:?}: {why}")))
     }
@@ -269,7 +281,7 @@ fn str_items<'py>(
     } else {
         return Err(PyTypeError::new_err(format!(
             "{what} must be a mapping of str keys, not {}",
-            type_name(obj)
+            convert::type_name(obj)
         )));
     };
     pairs
@@ -286,8 +298,8 @@ fn str_items<'py>(
 /// The error for a key of `what` that is not a `str`.
 fn not_str_key(what: &str, e: pyo3::CastIntoError<'_>) -> PyErr {
     PyTypeError::new_err(format!(
-        "{what} keys must be str, not {}",
-        type_name(e.into_inner().as_any())
+        "the keys of {what} must be str, not {}",
+        convert::type_name(e.into_inner().as_any())
     ))
 }
 
@@ -312,18 +324,21 @@ pub fn message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
         // each is added without a search. A `str` subclass may hash apart from an equal text:
         // from the first one on, each field is set (the last value of a text wins), as for
         // other mappings; keys that are not `str` are refused as below.
-        let mut out = Message::with_capacity(d.len());
+        // The items are taken before any value is read: reading one can run its `__index__`,
+        // which may change the dict, and a dict must not change while it is iterated.
+        let items: Vec<_> = d.iter().collect();
+        let mut out = Message::with_capacity(items.len());
         let mut distinct = true;
-        for (k, v) in d.iter() {
+        for (k, v) in items {
             distinct &= k.is_exact_instance_of::<PyString>();
             let k = k
                 .cast_into::<PyString>()
                 .map_err(|e| not_str_key("a message", e))?;
             if let Ok(field) = k.to_str() {
                 if distinct {
-                    out.push_new(field, message_value(&v));
+                    out.push_new(field, message_value(&v)?);
                 } else {
-                    out.set(field, message_value(&v));
+                    out.set(field, message_value(&v)?);
                 }
             }
         }
@@ -332,7 +347,7 @@ pub fn message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
     let mut out = Message::new();
     for (k, v) in str_items(obj, "a message")? {
         if let Ok(field) = k.to_str() {
-            out.set(field, message_value(&v));
+            out.set(field, message_value(&v)?);
         }
     }
     Ok(out)

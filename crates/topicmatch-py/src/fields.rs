@@ -54,7 +54,11 @@ impl PyFieldMatcher {
         let mut joining =
             self.table
                 .joining(convert::canonical(subscriber.py(), subscriber, &value)?);
-        gil::guarded(|| Ok(self.matcher.subscribe_with(&filter, &value, &mut joining)))
+        gil::guarded(|| {
+            self.matcher
+                .subscribe_with(&filter, &value, &mut joining)
+                .map_err(errors::to_py)
+        })
     }
 
     /// Removes a subscription by id: `True` if it existed, else `False`.

@@ -462,6 +462,11 @@ impl PyMatcher {
 
 /// The messages of `lookup_many`'s `fields`: as many as there are topics.
 fn parallel_fields(fields: &Bound<'_, PyAny>, topics: usize) -> PyResult<Vec<Message>> {
+    if fields.cast::<pyo3::types::PyMapping>().is_ok() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "fields must be an iterable of one mapping (or None) per topic, not a single mapping",
+        ));
+    }
     let mut out = Vec::with_capacity(topics);
     for item in fields.try_iter()? {
         let item = item?;

@@ -74,8 +74,10 @@ impl FieldMatcher {
         }
     }
 
-    /// Subscribes `subscriber` with `filter`; the same pair again returns the same id.
-    pub fn subscribe(&self, filter: &Filter, subscriber: &Subscriber) -> SubscriptionId {
+    /// Subscribes `subscriber` with `filter`; the same pair again returns the same id. Fails
+    /// only when the ids are exhausted (a matcher restored with `next_id` at 2^64 - 1): a new
+    /// pair is then refused rather than given an id already held.
+    pub fn subscribe(&self, filter: &Filter, subscriber: &Subscriber) -> Result<SubscriptionId> {
         self.subscribe_with(filter, subscriber, &mut |_| {})
     }
 
@@ -88,14 +90,21 @@ impl FieldMatcher {
         filter: &Filter,
         subscriber: &Subscriber,
         joined: &mut dyn FnMut(SubscriberId),
-    ) -> SubscriptionId {
+    ) -> Result<SubscriptionId> {
         let mut inner = self.inner.write();
-        let id = inner.next_id;
-        let got = inner.insert(Arc::new(filter.clone()), subscriber, id, joined);
-        if got == id {
-            inner.next_id += 1;
+        let filter = Arc::new(filter.clone());
+        if let Some(existing) = inner.existing(&filter, subscriber) {
+            return Ok(existing);
         }
-        got
+        let id = inner.next_id;
+        if id == SubscriptionId::MAX {
+            return Err(Error::InvalidArgument(
+                "subscription ids are exhausted".into(),
+            ));
+        }
+        inner.insert(filter, subscriber, id, joined);
+        inner.next_id += 1;
+        Ok(id)
     }
 
     /// Removes a subscription; `false` if there was none with this id. Its slot is reused.
@@ -224,6 +233,12 @@ impl FieldMatcher {
             let mut inner = matcher.inner.write();
             let mut max_id = 0;
             for s in subscriptions {
+                if s.id == SubscriptionId::MAX {
+                    return Err(Error::InvalidArgument(format!(
+                        "snapshot holds subscription id {}: ids stay below 2^64 - 1",
+                        s.id
+                    )));
+                }
                 if inner.by_id.contains_key(&s.id) {
                     return Err(Error::InvalidArgument(format!(
                         "snapshot repeats subscription id {}",
@@ -259,6 +274,12 @@ impl Inner {
 
     /// Inserts with `id` if the pair is new; returns the pair's id. `joined` hears of a new
     /// subscriber id (see [`FieldMatcher::subscribe_with`]).
+    /// The id of (`filter`, `subscriber`), if held.
+    fn existing(&self, filter: &Arc<Filter>, subscriber: &Subscriber) -> Option<SubscriptionId> {
+        let sub = self.registry.id_of(subscriber)?;
+        self.by_key.get(&(filter.clone(), sub)).copied()
+    }
+
     fn insert(
         &mut self,
         filter: Arc<Filter>,
@@ -266,10 +287,8 @@ impl Inner {
         id: SubscriptionId,
         joined: &mut dyn FnMut(SubscriberId),
     ) -> SubscriptionId {
-        if let Some(sub) = self.registry.id_of(subscriber) {
-            if let Some(&existing) = self.by_key.get(&(filter.clone(), sub)) {
-                return existing;
-            }
+        if let Some(existing) = self.existing(&filter, subscriber) {
+            return existing;
         }
         let (sub, new) = self.registry.acquire_new(subscriber);
         if new {

@@ -17,7 +17,7 @@
 //!     vec![("currency".into(), Criterion::Eq("USD".into())), ("urgent".into(), Criterion::Present)],
 //!     Mode::All,
 //! )?;
-//! fm.subscribe(&usd_urgent, &Subscriber::from("alice"));
+//! fm.subscribe(&usd_urgent, &Subscriber::from("alice"))?;
 //! let message = Message::new().with("currency", "USD").with("urgent", true);
 //! assert_eq!(fm.lookup(&message), vec![Subscriber::from("alice")]);
 //! # Ok::<(), topicmatch_core::Error>(())
