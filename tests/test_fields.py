@@ -476,3 +476,12 @@ def test_a_signal_stops_a_long_field_batch_between_parts(stops_on_signal: Any) -
     assert fm.lookup_many(messages[:10]) == [[]] * 10
     fm.subscribe({"y": "yes"}, "any")
     assert fm.lookup_many(messages[:3]) == [["any"]] * 3
+
+
+def test_a_field_matcher_at_the_end_of_its_ids_refuses_rather_than_wraps() -> None:
+    fm = tm._native._restore_field_matcher([(1, {"a": 1}, "all", "s")], 2**64 - 2)
+    assert fm.subscribe({"b": 1}, "t") == 2**64 - 2
+    with pytest.raises(ValueError, match="subscription ids are exhausted"):
+        fm.subscribe({"c": 1}, "t")
+    assert fm.subscribe({"b": 1}, "t") == 2**64 - 2  # a held pair keeps its id
+    assert [s[0] for s in fm.subscriptions()] == [1, 2**64 - 2]
