@@ -5,7 +5,10 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::{config, engine, sorted};
+use topicmatch_core::fields::{Criterion, Filter, Mode};
 use topicmatch_core::{
     error::SHOWN_CHARS, parse_topic, Algorithm, Dialect, Engine, Error, Limit, Limits, Pattern,
     Subscriber, Subscription, Word,
@@ -439,6 +442,20 @@ fn a_bad_snapshot_never_loads_partly() {
             .err()
             .expect("over the cap");
         assert!(matches!(err, Error::LimitExceeded { .. }));
+        // One subscription given two where= filters.
+        let filter = |v: i64| {
+            Arc::new(Filter::new(vec![("x".into(), Criterion::Eq(v.into()))], Mode::All).unwrap())
+        };
+        let err = Engine::restore_config(
+            algorithm,
+            config(Dialect::Mqtt, limits),
+            &two,
+            &[(1, filter(1)), (1, filter(2))],
+            3,
+        )
+        .err()
+        .expect("two filters for one id");
+        assert!(err.to_string().contains("two filters"), "{err}");
     }
 }
 

@@ -737,10 +737,8 @@ impl Engine {
                 "a snapshot is restored into an empty engine".into(),
             ));
         }
-        let filters: FxHashMap<SubscriptionId, &Arc<Filter>> =
-            filters.iter().map(|(id, f)| (*id, f)).collect();
-        let groups: FxHashMap<SubscriptionId, &str> =
-            groups.iter().map(|(id, g)| (*id, &**g)).collect();
+        let filters = by_id(filters.iter().map(|(id, f)| (*id, f)), "filter")?;
+        let groups = by_id(groups.iter().map(|(id, g)| (*id, &**g)), "group")?;
         let held = |id: SubscriptionId| engine.table.id_shard(id).contains_key(&id);
         let mut max_id = 0;
         for s in subscriptions {
@@ -792,6 +790,22 @@ impl Engine {
             .store(next_id.max(after_max), Ordering::Relaxed);
         Ok(engine)
     }
+}
+
+/// A snapshot's `what` (filters, groups) by subscription id; an id given twice is refused.
+fn by_id<T>(
+    items: impl Iterator<Item = (SubscriptionId, T)>,
+    what: &str,
+) -> Result<FxHashMap<SubscriptionId, T>> {
+    let mut out = FxHashMap::default();
+    for (id, item) in items {
+        if out.insert(id, item).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "snapshot gives subscription {id} two {what}s"
+            )));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
