@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import collections
 import pickle
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -249,6 +251,39 @@ def test_a_member_leaving_and_coming_back_is_never_lost_to_a_lookup(algorithm: s
         t.join()
     assert not empty, f"{len(empty)} rows reached no member of G1"
     assert m.lookup("jobs/x") == ["stable"]
+
+
+#: Run in a child process (a crash must fail the test, not end pytest): while a long batch
+#: keeps its thread pinned, subscribers leave by the thousand, each release of an object
+#: waiting in the epoch collector's queue; then short-lived threads on small stacks exit,
+#: and each exit's last pin may collect that queue.
+RELEASES_AT_THREAD_EXIT = """
+import threading, topicmatch as tm
+m = tm.Matcher("mqtt", "trie")
+m.subscribe("$share/G1/jobs/#", "stable")
+done = threading.Event()
+def reader():
+    m.lookup_many(["jobs/b/c"] * 400_000)
+    done.set()
+def writer():
+    k = 0
+    while not done.is_set():
+        m.unsubscribe(m.subscribe("$share/G1/jobs/#", f"x{k}"))
+        k += 1
+w = threading.Thread(target=writer); r = threading.Thread(target=reader)
+w.start(); r.start(); r.join(); w.join()
+threading.stack_size(256 * 1024)
+for j in range(200):
+    t = threading.Thread(target=lambda: [m.lookup("jobs/b/c") for _ in range(j % 150 + 1)])
+    t.start(); t.join()
+print("ok")
+"""
+
+
+def test_releases_collected_as_threads_exit_do_not_overflow_their_stacks() -> None:
+    done = subprocess.run([sys.executable, "-c", RELEASES_AT_THREAD_EXIT], capture_output=True,
+                          text=True, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr[-2000:]
 
 
 #: A held subscription of the mixed-subscription properties: pattern, subscriber, group and

@@ -167,24 +167,33 @@ impl ObjectTable {
     /// Empties slot `id` unless the id was handed out again meanwhile (its owner is set: the
     /// slot shows the new subscriber's object, which may even be this same object) or another
     /// departure's `empty` is still pending (the slot may show the object that one releases,
-    /// which a reader pinned before it may still read), then drops the reference: at once if this thread holds the GIL, else queued by PyO3 for the
-    /// next thread that takes it (deferred functions run on whatever thread collects garbage).
-    /// No reader holds the pointer any more: every thread pinned when the subscriber left has
-    /// unpinned.
+    /// which a reader pinned before it may still read), then drops the reference: at once if
+    /// this thread holds the GIL, else queued by PyO3 for the next thread that takes it
+    /// (deferred functions run on whatever thread collects garbage). No reader holds the
+    /// pointer any more: every thread pinned when the subscriber left has unpinned.
     ///
-    /// It pins before it takes `owners`, never while holding it: a pin may collect garbage,
-    /// which runs other deferred `empty` calls on this thread, and each takes `owners`. The
-    /// collecting thread may hold other locks (the registry's): the objects are exact `str` and
-    /// `int` (the binding keeps no other kind), whose release runs no Python code, so nothing
-    /// here can call back into the matcher.
+    /// It does not pin. It runs inside the collector, also from a thread's exit (its epoch
+    /// handle, dropped with the thread's locals, pins once more and may collect); a pin there
+    /// registers a new handle whose first pin collects again, running the next pending `empty`
+    /// one call deeper, until a long queue of them overflows the thread's stack. The collecting
+    /// thread may hold other locks (the registry's): the objects are exact `str` and `int` (the
+    /// binding keeps no other kind), whose release runs no Python code, so nothing here can call
+    /// back into the matcher.
     fn empty(&self, id: SubscriberId, object: Py<PyAny>) {
         {
-            let guard = crossbeam_epoch::pin();
             let mut owners = self.owners.lock();
             let at = id as usize;
             owners.pending[at] -= 1;
             if owners.pending[at] == 0 && owners.objects[at].is_none() {
-                self.slots(&guard)[at].store(std::ptr::null_mut(), Ordering::Release);
+                // SAFETY: the array is never null, and only `grow`, which runs holding
+                // `owners` (held here), replaces it; a replaced array is freed through the
+                // collector. So the array loaded now stays valid while `owners` is held.
+                let slots = unsafe {
+                    self.slots
+                        .load(Ordering::Acquire, crossbeam_epoch::unprotected())
+                        .deref()
+                };
+                slots[at].store(std::ptr::null_mut(), Ordering::Release);
             }
         }
         drop(object);
