@@ -183,9 +183,7 @@ fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, String>> {
         return Ok(value);
     }
     Ok(match index_int(obj)? {
-        Some(i) => integer(&i).map(Value::Num).ok_or_else(|| {
-            format!("the integer {i} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
-        }),
+        Some(i) => integer(&i).map(Value::Num).ok_or_else(|| out_of_range(&i)),
         None => Err(format!(
             "a value must be str, int, float or bool (or a tuple, list or set of them, PRESENT, \
              or tm.lt/le/gt/ge), not {}",
@@ -194,15 +192,22 @@ fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, String>> {
     })
 }
 
+/// Why integer `i` is not a value.
+fn out_of_range(i: &Bound<'_, PyAny>) -> String {
+    format!("the integer {i} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
+}
+
 /// [`scalar`] of a `bool`, `int`, `float` or `str` (subclasses included); `None` for others.
 fn builtin_scalar(obj: &Bound<'_, PyAny>) -> Option<Result<Value, String>> {
     if let Ok(b) = obj.cast::<PyBool>() {
         return Some(Ok(Value::Bool(b.is_true())));
     }
     if obj.is_instance_of::<PyInt>() {
-        return Some(integer(obj).map(Value::Num).ok_or_else(|| {
-            format!("the integer {obj} is outside -2**63 to 2**64 - 1 (a 64-bit integer)")
-        }));
+        return Some(
+            integer(obj)
+                .map(Value::Num)
+                .ok_or_else(|| out_of_range(obj)),
+        );
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Some(
