@@ -245,12 +245,13 @@ impl FieldMatcher {
                         s.id
                     )));
                 }
-                if inner.insert(s.filter.clone(), &s.subscriber, s.id, &mut |_| {}) != s.id {
+                if inner.existing(&s.filter, &s.subscriber).is_some() {
                     return Err(Error::InvalidArgument(format!(
                         "snapshot repeats subscription ({}, {:?})",
                         s.filter, s.subscriber
                     )));
                 }
+                inner.insert(s.filter.clone(), &s.subscriber, s.id, &mut |_| {});
                 max_id = max_id.max(s.id);
             }
             inner.next_id = next_id.max(max_id + 1);
@@ -272,24 +273,21 @@ impl Inner {
         }
     }
 
-    /// Inserts with `id` if the pair is new; returns the pair's id. `joined` hears of a new
-    /// subscriber id (see [`FieldMatcher::subscribe_with`]).
     /// The id of (`filter`, `subscriber`), if held.
     fn existing(&self, filter: &Arc<Filter>, subscriber: &Subscriber) -> Option<SubscriptionId> {
         let sub = self.registry.id_of(subscriber)?;
         self.by_key.get(&(filter.clone(), sub)).copied()
     }
 
+    /// Inserts the pair, new (see [`Inner::existing`]), with `id`. `joined` hears of a new
+    /// subscriber id (see [`FieldMatcher::subscribe_with`]).
     fn insert(
         &mut self,
         filter: Arc<Filter>,
         subscriber: &Subscriber,
         id: SubscriptionId,
         joined: &mut dyn FnMut(SubscriberId),
-    ) -> SubscriptionId {
-        if let Some(existing) = self.existing(&filter, subscriber) {
-            return existing;
-        }
+    ) {
         let (sub, new) = self.registry.acquire_new(subscriber);
         if new {
             joined(sub);
@@ -307,6 +305,5 @@ impl Inner {
         });
         self.by_id.insert(id, slot);
         self.by_key.insert((filter, sub), id);
-        id
     }
 }
