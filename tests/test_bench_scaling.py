@@ -126,6 +126,29 @@ def test_the_boundary_bench_reports_every_figure(tmp_path: Path) -> None:
     assert "fanout-crowds" in printed.getvalue()
 
 
+def test_the_boundary_bench_times_the_fanout_shapes_with_each_algorithm_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--fanout-algorithms A B` times the fan-out shapes once with each, labelled with its
+    own name, in the same run as the rest (which keeps `--algorithm`)."""
+    asked: list[str] = []
+
+    def fake_fanout(algorithm: str, repeats: int,
+                    cache_capacity: int | None = None) -> list[boundary.Record]:
+        asked.append(algorithm)
+        return [boundary.Record(algorithm, "fanout-cuts", "lookup_many/paho", 1.0, "x")]
+
+    monkeypatch.setattr(boundary, "fanout_figures", fake_fanout)
+    out = tmp_path / "boundary.json"
+    with contextlib.redirect_stdout(io.StringIO()):
+        boundary.main(["--quick", "--threads", "1", "--passes", str(tmp_path / "none"),
+                       "--fanout-algorithms", "trie", "inverted_bitmap", "--json", str(out)])
+    assert asked == ["trie", "inverted_bitmap"]
+    records = json.loads(out.read_text())
+    fanout_labels = [r["algorithm"] for r in records if r["workload"] == "fanout-cuts"]
+    assert fanout_labels == ["trie", "inverted_bitmap"]
+    assert {r["algorithm"] for r in records if r["workload"] == "ftm"} == {"cstrie"}
+
+
 def test_the_boundary_bench_times_a_cached_matcher_under_its_own_label() -> None:
     """`--cache-capacity N` gives the fan-out matchers a result cache, and their records say
     so: a cached figure never passes for the uncached algorithm's."""

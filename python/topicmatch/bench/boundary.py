@@ -363,7 +363,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cache-capacity", type=int, metavar="N",
                         help="give the fan-out and ftm-against-paho matchers a cache of N "
                              "topics (thread scaling, Arrow and groups stay uncached)")
+    parser.add_argument("--fanout-algorithms", nargs="+", metavar="ALGORITHM",
+                        help="time the fan-out shapes with each of these algorithms, in the "
+                             "same run (default: --algorithm's alone)")
     args = parser.parse_args(argv)
+    fanout_algorithms = args.fanout_algorithms or [args.algorithm]
     repeats = 3 if args.quick else 10
     results = scaling.scaling(
         [args.algorithm], batches=(1000,), threads=args.threads,
@@ -373,7 +377,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(scaling.render(results))
     records = [r for s in results for r in s.records()]
     extra = [*arrow_vs_core(args.algorithm, repeats, args.passes),
-             *fanout_figures(args.algorithm, repeats, args.cache_capacity),
+             *(r for algorithm in fanout_algorithms
+               for r in fanout_figures(algorithm, repeats, args.cache_capacity)),
              *ftm_vs_paho(args.algorithm, repeats, args.cache_capacity),
              *groups_figures(args.algorithm, repeats),
              *fields_figures(repeats),
