@@ -21,6 +21,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{make_array, Array, ArrayAccessor, ArrayRef, ListArray, UInt32Array};
 use arrow_buffer::{NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef};
+use crossbeam_epoch::Guard;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
@@ -136,12 +137,16 @@ impl Signals {
 const WINDOW: usize = 256;
 
 /// The buffers of one window's batch, reused from window to window (the ids: the thread's
-/// kept buffer).
+/// kept buffer), and the call's epoch pin, which the windows' lookups share.
 struct Scratch<'a> {
     topics: Vec<&'a str>,
     ids: Vec<SubscriberId>,
     ends: Vec<usize>,
     signals: Signals,
+    /// Renewed before each window: a pin held for the whole of a long call would hold back
+    /// every release other threads' departures defer meanwhile (each a few KB of the
+    /// collector's) until it ended.
+    pin: Guard,
 }
 
 impl Lists {
@@ -191,6 +196,7 @@ impl Lists {
         scratch: &mut Scratch<'a>,
     ) -> Result<(), Stop> {
         scratch.signals.check()?;
+        scratch.pin.repin();
         let Scratch {
             topics, ids, ends, ..
         } = scratch;
@@ -555,7 +561,6 @@ pub fn lookup_arrow<'py>(
     let chunks = topic_chunks(topics)?;
     let rows: usize = chunks.iter().map(Array::len).sum();
     let engine = matcher.engine();
-    let guard = crossbeam_epoch::pin();
     // The work is sized (and timed, per lookup) by the lookups it makes: a dictionary's rows
     // that repeat its values cost a copy each.
     let built = matcher.cost().run(py, lookups(&chunks, engine), || {
@@ -580,6 +585,7 @@ pub fn lookup_arrow<'py>(
                 ids: std::mem::take(ids),
                 ends: Vec::new(),
                 signals: Signals::new(),
+                pin: crossbeam_epoch::pin(),
             };
             let mut look_up = || {
                 for chunk in &chunks {
@@ -617,7 +623,6 @@ pub fn lookup_arrow<'py>(
         matcher.cost().record_ids(lists.values.len(), rows);
         Ok(lists.finish())
     })?;
-    drop(guard);
     let (lists, errors) = built.map_err(|stop| match stop {
         Stop::Malformed(why) => {
             PyValueError::new_err(format!("malformed Arrow string array: {why}"))

@@ -55,7 +55,10 @@ pub fn rows<'py>(
     look_up: impl Fn(Range<usize>, &mut Vec<SubscriberId>, &mut Vec<usize>) -> topicmatch_core::Result<()>
         + Sync,
 ) -> PyResult<Bound<'py, PyList>> {
-    let guard = crossbeam_epoch::pin();
+    // Pinned before each part's lookup until its rows hold their objects, and renewed between
+    // parts: a pin held for the whole of a long batch would hold back every release other
+    // threads' departures defer meanwhile (each a few KB of the collector's) until it ended.
+    let mut guard = crossbeam_epoch::pin();
     let mut rows = rows::Rows::new(py, len)?;
     // The thread's kept buffer: a batch's ids (megabytes on a high fan-out set) freed and
     // allocated again on every call would cost page faults whenever the allocator has given
@@ -84,6 +87,7 @@ pub fn rows<'py>(
                 .map_err(errors::to_py)?;
             cost.record_ids(ids.len(), ends.len());
             gil::guarded(|| rows.push(&guard, ids, &ends))?;
+            guard.repin();
             first += size;
             if first < len {
                 // A signal that came during the part (Ctrl-C): its handler runs now, and an
