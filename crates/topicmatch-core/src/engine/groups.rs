@@ -361,6 +361,8 @@ impl GroupTable {
         if let Some((_, refs)) = group.members.iter_mut().find(|(s, _)| *s == subscriber) {
             *refs += 1;
         } else {
+            // The newcomer's turn comes after every member's now: the next stays the next.
+            self.keep_turn(group, |next| next);
             group.members.push((subscriber, 1));
             self.views.set(index_of(group_id), Some(group.view()));
         }
@@ -391,6 +393,18 @@ impl GroupTable {
             .expect("a member of its group");
         group.members[at].1 -= 1;
         if group.members[at].1 == 0 {
+            // The member due next stays due next (or, leaving, gives its turn to the one
+            // after it): no member is served twice in a row nor skipped.
+            let last = group.members.len() - 1;
+            self.keep_turn(group, |next| {
+                if at < next {
+                    next - 1
+                } else if next == last {
+                    0
+                } else {
+                    next
+                }
+            });
             // In order: `hash` keeps its choices for the members that stay where it can.
             group.members.remove(at);
             let view = (!group.members.is_empty()).then(|| group.view());
@@ -412,6 +426,20 @@ impl GroupTable {
         inner.by_name.remove(&(name, pattern));
         self.count.fetch_sub(1, Ordering::Release);
         (held.member, Some(held.group))
+    }
+
+    /// Sets `group`'s round-robin position, before its members change, to `next` of the index
+    /// of its member due next: a position counted over other member counts would jump. NATS
+    /// queues keep theirs: one position turns over the members of every group of a name.
+    fn keep_turn(&self, group: &Group, next: impl Fn(usize) -> usize) {
+        let n = group.members.len();
+        if self.policy != GroupPolicy::RoundRobin || self.queues || n == 0 {
+            return;
+        }
+        // A lookup taking a turn meanwhile makes the exchange retry: no turn is lost.
+        let _ = group
+            .turn
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some(next(t % n)));
     }
 
     /// The subscriber and group name of member id `member`.
