@@ -309,58 +309,43 @@ fn random_picks_members_only_and_all_of_them() {
 
 #[test]
 fn round_robin_serves_members_in_turn_as_they_join_and_leave() {
+    // Each step: a member leaving (`-`) or joining (`+`), then the members served next.
+    let steps: [(&str, &[&str]); 5] = [
+        ("", &["m0", "m1", "m2", "m3", "m0", "m1"]),
+        // m2 is due: one before it leaves, and m2 stays due.
+        ("-m0", &["m2", "m3", "m1", "m2"]),
+        // The member due leaves while it is the last: the turn goes round to the first.
+        ("-m3", &["m1", "m2", "m1"]),
+        // A newcomer joins the end of the rotation; the member due stays due.
+        ("+m4", &["m2", "m4", "m1", "m2"]),
+        ("-m4", &["m1", "m2", "m1"]),
+    ];
     for &algorithm in Algorithm::ALL {
-        for dialect in [Dialect::Mqtt, Dialect::Amqp] {
+        for (dialect, topic) in [(Dialect::Mqtt, "a/b"), (Dialect::Amqp, "a.b")] {
             let m = grouped(dialect, algorithm, GroupPolicy::RoundRobin);
-            let topic = if dialect == Dialect::Mqtt {
-                "a/b"
-            } else {
-                "a.b"
-            };
             let mut ids = HashMap::new();
             for name in ["m0", "m1", "m2", "m3"] {
                 ids.insert(name, m.subscribe_group(topic, &s(name), "g").unwrap());
             }
-            let mut next = || {
-                let got = m.lookup(topic).unwrap();
-                assert_eq!(got.len(), 1);
-                got[0].clone()
-            };
-            let order = |names: &[&str]| names.iter().map(|n| s(n)).collect::<Vec<_>>();
-            let serve = |next: &mut dyn FnMut() -> Subscriber, k: usize| {
-                (0..k).map(|_| next()).collect::<Vec<_>>()
-            };
-            assert_eq!(
-                serve(&mut next, 6),
-                order(&["m0", "m1", "m2", "m3", "m0", "m1"])
-            );
-            // m2 is due: one before it leaves, then m2 itself, then the last.
-            assert!(m.unsubscribe(ids["m0"]));
-            assert_eq!(
-                serve(&mut next, 4),
-                order(&["m2", "m3", "m1", "m2"]),
-                "{algorithm}"
-            );
-            assert!(m.unsubscribe(ids["m3"]));
-            assert_eq!(
-                serve(&mut next, 3),
-                order(&["m1", "m2", "m1"]),
-                "{algorithm}"
-            );
-            // A newcomer joins the end of the rotation; the member due stays due.
-            ids.insert("m4", m.subscribe_group(topic, &s("m4"), "g").unwrap());
-            assert_eq!(
-                serve(&mut next, 4),
-                order(&["m2", "m4", "m1", "m2"]),
-                "{algorithm}"
-            );
-            // The member due leaves while it is the last: the turn goes round to the first.
-            assert!(m.unsubscribe(ids["m4"]));
-            assert_eq!(
-                serve(&mut next, 3),
-                order(&["m1", "m2", "m1"]),
-                "{algorithm}"
-            );
+            for (change, served) in steps {
+                match change.split_at(change.len().min(1)) {
+                    ("-", name) => assert!(m.unsubscribe(ids[name])),
+                    ("+", name) => {
+                        ids.insert(name, m.subscribe_group(topic, &s(name), "g").unwrap());
+                    }
+                    _ => {}
+                }
+                let got: Vec<Subscriber> = served
+                    .iter()
+                    .map(|_| {
+                        let got = m.lookup(topic).unwrap();
+                        assert_eq!(got.len(), 1);
+                        got[0].clone()
+                    })
+                    .collect();
+                let want: Vec<Subscriber> = served.iter().map(|n| s(n)).collect();
+                assert_eq!(got, want, "{algorithm} {dialect}, after {change:?}");
+            }
         }
     }
 }
