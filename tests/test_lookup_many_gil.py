@@ -169,4 +169,5 @@ def test_a_long_batch_does_not_hold_back_the_releases_of_other_threads(call: str
         thread.join()
     assert k > 20, "the batch ended before the other thread ran: make it longer"
     # Held back, none would be (but those before the batch pinned); renewed, nearly all.
-    assert released_while_running >= k // 2, f"{released_while_running} of {k} departures released during the batch"
+    assert released_while_running >= k // 2, (
+        f"{released_while_running} of {k} departures released during the batch")
