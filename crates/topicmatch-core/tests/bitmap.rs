@@ -124,6 +124,67 @@ fn slot_reuse_keeps_bitmap_width_bounded_under_churn() {
     assert!(lookup(&m, "s0.x").is_empty());
 }
 
+/// Per-device filters (`dev/+/{id}/cmd`: a wildcard, then a word of their own) by the tens of
+/// thousands: each word's row keeps its own slots, not a bit for every slot, so memory grows
+/// with the filters (a row of 25,000 bits per word would be 78 MB here), and lookups, also
+/// through the cached rows, stay the oracle's while filters come and go.
+#[test]
+fn many_filters_of_distinct_words_take_linear_memory() {
+    let dialect = Dialect::Mqtt;
+    let inverted = InvertedBitmapMatcher::new(Config::new(dialect));
+    let optimized = OptimizedBitmapMatcher::new(Config::new(dialect));
+    let oracle = NaiveMatcher::new(Config::new(dialect));
+    let filter = |i: u64| match i % 4 {
+        0 => format!("dev/+/{i}/cmd"),
+        1 => format!("dev/+/{i}/#"),
+        2 => format!("+/site{}/{i}/+", i % 7),
+        _ => format!("dev/site{}/d{i}/+", i % 7),
+    };
+    let n = 25_000u64;
+    for i in 0..n {
+        let p = pattern(dialect, &filter(i));
+        inverted.insert(&p, i);
+        optimized.insert(&p, i);
+        oracle.insert(&p, i);
+    }
+    let topics: Vec<String> = (0..n)
+        .step_by(997)
+        .flat_map(|i| {
+            [
+                format!("dev/site{}/{i}/cmd", i % 7),
+                format!("dev/x/{i}/cmd/more"),
+                format!("dev/site{}/d{i}/v", i % 7),
+                format!("q/site{}/{i}/v", i % 7),
+            ]
+        })
+        .collect();
+    let check = |phase: &str| {
+        for topic in &topics {
+            let want = lookup(&oracle, topic);
+            // Twice: the inverted matcher answers the second from its cached row.
+            for _ in 0..2 {
+                assert_eq!(lookup(&inverted, topic), want, "{phase}: {topic}");
+            }
+            assert_eq!(lookup(&optimized, topic), want, "{phase}: {topic}");
+            assert_eq!(
+                optimized.matches_any(topic).unwrap(),
+                !want.is_empty(),
+                "{phase}: {topic}"
+            );
+        }
+    };
+    check("subscribed");
+    let bytes = inverted.heap_bytes();
+    assert!(bytes < 16_000_000, "{bytes} bytes for {n} filters");
+    for i in (0..n).filter(|i| i % 3 == 0) {
+        let p = pattern(dialect, &filter(i));
+        assert!(inverted.remove(&p, i));
+        assert!(optimized.remove(&p, i));
+        assert!(oracle.remove(&p, i));
+    }
+    check("a third removed");
+}
+
 #[test]
 fn filtering_skips_subsumed_patterns() {
     let config = Config::new(Dialect::Amqp);

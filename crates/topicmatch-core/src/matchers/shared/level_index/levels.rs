@@ -14,6 +14,14 @@
 //! Every row has the same width, grown (doubled) when a slot past it arrives, and holds at
 //! least [`SMALL`] words (zeros past the width), so the small walk ANDs a fixed array
 //! without a bounds check per word (rows are inline up to [`SMALL`] words anyway).
+//!
+//! Rows wider than [`SPARSE_FROM`] words keep a word named by few slots (under one slot in
+//! eight words of the row) sparse ([`Bits::Sparse`]): only the slots naming it, the rest of its
+//! row being the level's `other`, read at lookup. A dense row per distinct word would take the
+//! slot count's bits for every word: quadratic memory for many wildcard patterns of distinct
+//! words (`dev/+/{id}/cmd`). A dense row has at least one slot naming its word for every 16
+//! words of the row, so rows that wide take at most 128 bytes for each slot a level names,
+//! and a word of many slots keeps the one AND of a dense row.
 
 use hashbrown::hash_table::{Entry, HashTable};
 use smallvec::SmallVec;
@@ -26,12 +34,173 @@ use super::simd;
 use crate::dialect::Dialect;
 use crate::pattern::Word;
 
+/// Rows of more than this many words (2,048 slots) may keep a word's slots sparse.
+pub(crate) const SPARSE_FROM: usize = 32;
+
+/// Sparse slots of a word at most this many to a lookup's fast path ([`and_sparse`]).
+const KEPT: usize = 16;
+
+/// The slots accepting a word at a level.
+#[derive(Debug)]
+enum Bits {
+    /// The whole row: the slots naming the word and the level's `other`.
+    Dense(Row),
+    /// Only the slots naming the word, ascending: the rest of its row is the level's `other`.
+    Sparse(Vec<u32>),
+}
+
+impl Default for Bits {
+    /// An empty sparse row (no allocation), for the packed table's free entries.
+    fn default() -> Self {
+        Bits::Sparse(Vec::new())
+    }
+}
+
+impl Bits {
+    /// The row of a word no slot names yet, in rows of `len` words (`other`'s).
+    fn new(other: &Row, len: usize) -> Bits {
+        if len > SPARSE_FROM {
+            Bits::Sparse(Vec::new())
+        } else {
+            Bits::Dense(other.clone())
+        }
+    }
+
+    /// Adds `slot`, which names the word, now named by `literals` slots.
+    fn add(&mut self, slot: u32, literals: u32, other: &Row, len: usize) {
+        match self {
+            Bits::Dense(row) => row.set(slot),
+            Bits::Sparse(own) => {
+                if let Err(at) = own.binary_search(&slot) {
+                    own.insert(at, slot);
+                }
+                if !sparse_suits(literals, len) {
+                    let mut row = other.clone();
+                    for &s in own.iter() {
+                        row.set(s);
+                    }
+                    *self = Bits::Dense(row);
+                }
+            }
+        }
+    }
+
+    /// Removes `slot`, which named the word, now named by `literals` (at least one) slots.
+    fn remove(&mut self, slot: u32, literals: u32, other: &Row, len: usize) {
+        match self {
+            Bits::Dense(row) => {
+                row.clear(slot);
+                // Half the slots it went dense with: apart from churn at the border.
+                if sparse_suits(literals.saturating_mul(2), len) {
+                    *self = Bits::Sparse(own_of(row, other));
+                }
+            }
+            Bits::Sparse(own) => {
+                if let Ok(at) = own.binary_search(&slot) {
+                    own.remove(at);
+                }
+            }
+        }
+    }
+
+    /// Makes the row `len` words wide (the level's `other` still its old width), sparse if
+    /// that takes less room.
+    fn widen(&mut self, literals: u32, other: &Row, len: usize) {
+        if let Bits::Dense(row) = self {
+            if sparse_suits(literals, len) {
+                *self = Bits::Sparse(own_of(row, other));
+            } else {
+                row.resize(len);
+            }
+        }
+    }
+
+    /// Heap bytes held.
+    fn bytes(&self) -> usize {
+        match self {
+            Bits::Dense(row) => row.capacity() * 8,
+            Bits::Sparse(own) => own.capacity() * 4,
+        }
+    }
+}
+
+/// Whether a word named by `literals` slots is kept sparse in rows of `len` words: rows wider
+/// than [`SPARSE_FROM`], and fewer slots than one for every eight words of the row.
+fn sparse_suits(literals: u32, len: usize) -> bool {
+    len > SPARSE_FROM && (literals as usize).saturating_mul(8) < len
+}
+
+/// The slots of a dense word row that name the word: those not in its level's `other`.
+fn own_of(row: &[u64], other: &[u64]) -> Vec<u32> {
+    debug_assert_eq!(row.len(), other.len());
+    let own: Vec<u64> = row.iter().zip(other).map(|(r, o)| r & !o).collect();
+    bits::ones(&own).collect()
+}
+
+/// `acc &= other | own` (`own` ascending slots): a sparse word's row; whether anything is
+/// left. Out of line: rows this wide are looked up seldom (a cached topic is not), and
+/// inlined it would weigh on the dense rows' loop.
+#[inline(never)]
+fn and_sparse(acc: &mut [u64], other: &[u64], own: &[u32]) -> bool {
+    if own.len() <= KEPT {
+        // The bits of `own` that `acc` holds, put back after the AND with `other`.
+        let mut kept = [(0usize, 0u64); KEPT];
+        let mut n = 0;
+        for &slot in own {
+            let (j, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+            if acc.get(j).is_some_and(|w| w & bit != 0) {
+                kept[n] = (j, bit);
+                n += 1;
+            }
+        }
+        let any = simd::and_into(acc, other);
+        for &(j, bit) in &kept[..n] {
+            acc[j] |= bit;
+        }
+        return any || n > 0;
+    }
+    let mut k = 0;
+    let mut any = 0;
+    for (j, (a, o)) in acc.iter_mut().zip(other).enumerate() {
+        let mut row = *o;
+        while let Some(&slot) = own.get(k) {
+            if slot as usize / 64 != j {
+                break;
+            }
+            row |= 1 << (slot % 64);
+            k += 1;
+        }
+        *a &= row;
+        any |= *a;
+    }
+    any != 0
+}
+
+/// `acc &= own` (`own` ascending slots); whether anything is left.
+fn keep_only(acc: &mut [u64], own: &[u32]) -> bool {
+    let mut k = 0;
+    let mut any = 0;
+    for (j, a) in acc.iter_mut().enumerate() {
+        let mut mask = 0;
+        while let Some(&slot) = own.get(k) {
+            if slot as usize / 64 != j {
+                break;
+            }
+            mask |= 1 << (slot % 64);
+            k += 1;
+        }
+        *a &= mask;
+        any |= *a;
+    }
+    any != 0
+}
+
 #[derive(Debug)]
 struct WordRow {
     key: Key,
     packed: u64,
     hash: u64,
-    row: Row,
+    row: Bits,
     /// How many slots name this word here; the row goes when none does.
     literals: u32,
 }
@@ -39,7 +208,7 @@ struct WordRow {
 /// The row of a short word (see [`PackedTable`]).
 #[derive(Debug, Default)]
 struct ShortRow {
-    row: Row,
+    row: Bits,
     /// How many slots name this word here; the row goes when none does.
     literals: u32,
 }
@@ -58,7 +227,7 @@ impl Level {
     /// The row of `word` (key `key`), if some pattern names it here.
     #[allow(clippy::inline_always)] // measured: out of line, a call per level of every lookup
     #[inline(always)]
-    fn find(&self, word: &str, key: &WordKey) -> Option<&Row> {
+    fn find(&self, word: &str, key: &WordKey) -> Option<&Bits> {
         if key.packed != 0 {
             return self.find_short(key);
         }
@@ -67,52 +236,70 @@ impl Level {
             .map(|w| &w.row)
     }
 
-    #[inline]
-    fn row(&self, word: &str) -> &[u64] {
-        self.row_keyed(word, &WordKey::of(word))
-    }
-
-    /// The row of `word`, whose key is `key`.
-    #[allow(clippy::inline_always)] // as `find`
-    #[inline(always)]
-    fn row_keyed(&self, word: &str, key: &WordKey) -> &Row {
-        self.find(word, key).unwrap_or(&self.other)
-    }
-
-    /// [`row_keyed`](Self::row_keyed) of a word of at most
-    /// [`PACKED_BYTES`](super::keys::PACKED_BYTES) bytes (its key is packed): no test of which
-    /// table holds it.
-    #[allow(clippy::inline_always)] // as `find`
-    #[inline(always)]
-    fn row_short(&self, key: &WordKey) -> &Row {
-        debug_assert_ne!(key.packed, 0);
-        self.find_short(key).unwrap_or(&self.other)
-    }
-
     /// The row of the word of the packed `key`, if a pattern names it.
     #[allow(clippy::inline_always)] // as `find`
     #[inline(always)]
-    fn find_short(&self, key: &WordKey) -> Option<&Row> {
+    fn find_short(&self, key: &WordKey) -> Option<&Bits> {
         self.short.get(key.packed, key.hash).map(|s| &s.row)
+    }
+
+    /// `acc &=` the row of `word` (key `key`): `other` if no pattern names it; whether
+    /// anything is left.
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn and_word(&self, acc: &mut [u64], word: &str, key: &WordKey) -> bool {
+        self.and_found(acc, self.find(word, key))
+    }
+
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn and_found(&self, acc: &mut [u64], found: Option<&Bits>) -> bool {
+        let row = match found {
+            None => &self.other,
+            Some(Bits::Dense(row)) => row,
+            Some(Bits::Sparse(own)) => return and_sparse(acc, &self.other, own),
+        };
+        simd::and_into(acc, row)
+    }
+
+    /// [`and_word`](Self::and_word) for rows of at most `N` words, in a fixed array.
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn and_small_found<const N: usize>(&self, acc: &mut [u64; N], found: Option<&Bits>) -> bool {
+        let row = match found {
+            None => &self.other,
+            Some(Bits::Dense(row)) => row,
+            // Rows this narrow are dense (see `SPARSE_FROM`); the sparse case stays right.
+            Some(Bits::Sparse(own)) => return and_sparse(acc, &self.other, own),
+        };
+        and_small(acc, row)
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
     fn and_literal(&self, word: &str, acc: &mut [u64]) -> bool {
-        let Some(w) = self.find(word, &WordKey::of(word)) else {
-            return false;
-        };
-        simd::and_into(acc, w);
-        bits::and_not(acc, &self.other);
-        acc.iter().any(|w| *w != 0)
+        match self.find(word, &WordKey::of(word)) {
+            None => false,
+            Some(Bits::Dense(w)) => {
+                simd::and_into(acc, w);
+                bits::and_not(acc, &self.other);
+                acc.iter().any(|w| *w != 0)
+            }
+            Some(Bits::Sparse(own)) => keep_only(acc, own),
+        }
     }
 
+    /// `f` on `other` and every dense word row (a sparse one reads `other` for its rest).
     fn for_each_row(&mut self, mut f: impl FnMut(&mut Row)) {
         f(&mut self.other);
         for w in &mut self.words {
-            f(&mut w.row);
+            if let Bits::Dense(row) = &mut w.row {
+                f(row);
+            }
         }
         for s in self.short.values_mut() {
-            f(&mut s.row);
+            if let Bits::Dense(row) = &mut s.row {
+                f(row);
+            }
         }
     }
 }
@@ -177,12 +364,9 @@ impl Levels {
             .map(|l| {
                 l.words
                     .iter()
-                    .map(|w| w.key.len() + w.row.capacity() * 8 + 32)
+                    .map(|w| w.key.len() + w.row.bytes() + 32)
                     .sum::<usize>()
-                    + l.short
-                        .values()
-                        .map(|s| s.row.capacity() * 8)
-                        .sum::<usize>()
+                    + l.short.values().map(|s| s.row.bytes()).sum::<usize>()
                     + l.short.capacity() * (8 + std::mem::size_of::<ShortRow>())
                     + (l.other.capacity() + l.multi.capacity()) * 8
             })
@@ -199,7 +383,14 @@ impl Levels {
         self.width = need.max(self.width * 2);
         let len = self.row_len();
         for level in &mut self.per_level {
-            level.for_each_row(|r| r.resize(len));
+            let other = &level.other;
+            for w in &mut level.words {
+                w.row.widen(w.literals, other, len);
+            }
+            for s in level.short.values_mut() {
+                s.row.widen(s.literals, other, len);
+            }
+            level.other.resize(len);
             level.multi.resize(len);
         }
         for r in &mut self.null {
@@ -233,6 +424,7 @@ impl Levels {
             Shape::Complex => return,
         };
         self.ensure_levels(prefix + usize::from(multi));
+        let len = self.row_len();
         for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
             match word {
                 Word::Literal(text) => {
@@ -243,11 +435,11 @@ impl Levels {
                             level
                                 .short
                                 .get_or_insert_with(key.packed, key.hash, || ShortRow {
-                                    row: other.clone(),
+                                    row: Bits::new(other, len),
                                     literals: 0,
                                 });
                         short.literals += 1;
-                        short.row.set(slot);
+                        short.row.add(slot, short.literals, other, len);
                         continue;
                     }
                     let entry = match level.words.entry(
@@ -261,13 +453,13 @@ impl Levels {
                                 key: Key::from_slice(text.as_bytes()),
                                 packed: key.packed,
                                 hash: key.hash,
-                                row: other.clone(),
+                                row: Bits::new(other, len),
                                 literals: 0,
                             })
                             .into_mut(),
                     };
                     entry.literals += 1;
-                    entry.row.set(slot);
+                    entry.row.add(slot, entry.literals, other, len);
                 }
                 Word::One | Word::Multi => level.for_each_row(|r| r.set(slot)),
             }
@@ -291,9 +483,11 @@ impl Levels {
             Shape::Prefix { prefix } => (prefix, true),
             Shape::Complex => return,
         };
+        let len = self.row_len();
         for (level, word) in self.per_level.iter_mut().zip(&words[..prefix]) {
             match word {
                 Word::Literal(text) => {
+                    let other = &level.other;
                     let key = WordKey::of(text);
                     if key.packed != 0 {
                         let Some(short) = level.short.get_mut(key.packed, key.hash) else {
@@ -303,7 +497,7 @@ impl Levels {
                         if short.literals == 0 {
                             level.short.remove(key.packed, key.hash);
                         } else {
-                            short.row.clear(slot);
+                            short.row.remove(slot, short.literals, other, len);
                         }
                         continue;
                     }
@@ -323,7 +517,7 @@ impl Levels {
                             level.words.shrink_to(level.words.len() * 2, |w| w.hash);
                         }
                     } else {
-                        row.row.clear(slot);
+                        row.row.remove(slot, row.literals, other, len);
                     }
                 }
                 Word::One | Word::Multi => level.for_each_row(|r| r.clear(slot)),
@@ -367,7 +561,7 @@ impl Levels {
             let any = if i == 0 && dollar {
                 level.and_literal(word, acc)
             } else {
-                simd::and_into(acc, level.row_keyed(word, key))
+                level.and_word(acc, word, key)
             };
             if !any {
                 return false;
@@ -400,7 +594,7 @@ impl Levels {
             let any = if i == 0 && dollar {
                 level.and_literal(word, acc)
             } else {
-                and_small(acc, level.row_keyed(word, key))
+                level.and_small_found(acc, level.find(word, key))
             };
             if !any {
                 return false;
@@ -445,7 +639,7 @@ impl Levels {
             *acc = copy;
             any
         } else {
-            and_small(acc, level.row_keyed(word, key))
+            level.and_small_found(acc, level.find(word, key))
         }
     }
 
@@ -461,7 +655,7 @@ impl Levels {
         key: &WordKey,
     ) -> bool {
         match self.per_level.get(i) {
-            Some(level) => and_small(acc, level.row_short(key)),
+            Some(level) => level.and_small_found(acc, level.find_short(key)),
             None => true,
         }
     }
@@ -492,7 +686,12 @@ impl Levels {
         let mut rows: SmallVec<[&[u64]; 18]> = SmallVec::new();
         rows.push(&self.null[topic.len().min(depth)]);
         for (level, word) in self.per_level.iter().zip(topic) {
-            rows.push(level.row(word));
+            match level.find(word, &WordKey::of(word)) {
+                None => rows.push(&level.other),
+                Some(Bits::Dense(row)) => rows.push(row),
+                // A sparse row is not a slice to read by columns: the whole AND instead.
+                Some(Bits::Sparse(_)) => return self.matching(topic, dollar, &mut Acc::new()),
+            }
         }
         if topic.len() > depth {
             rows.push(&self.per_level[depth - 1].multi);
@@ -534,7 +733,7 @@ impl Levels {
         for (i, (level, word)) in self.per_level.iter().zip(&words[..prefix]).enumerate() {
             let any = match word {
                 Word::Literal(text) if i == 0 && dollar => level.and_literal(text, &mut acc),
-                Word::Literal(text) => simd::and_into(&mut acc, level.row(text)),
+                Word::Literal(text) => level.and_word(&mut acc, text, &WordKey::of(text)),
                 Word::One | Word::Multi => simd::and_into(&mut acc, &level.other),
             };
             if !any {
@@ -542,5 +741,232 @@ impl Levels {
             }
         }
         acc.iter().any(|w| *w != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::matcher::Config;
+    use crate::pattern::Pattern;
+    use crate::topic::parse_topic;
+
+    impl Levels {
+        /// Word rows kept sparse, and dense, over every level.
+        fn kinds(&self) -> (usize, usize) {
+            let rows = self.per_level.iter().flat_map(|l| {
+                l.words
+                    .iter()
+                    .map(|w| &w.row)
+                    .chain(l.short.values().map(|s| &s.row))
+            });
+            rows.fold((0, 0), |(sparse, dense), row| match row {
+                Bits::Sparse(_) => (sparse + 1, dense),
+                Bits::Dense(_) => (sparse, dense + 1),
+            })
+        }
+
+        /// The slots matching `words`, ascending.
+        fn slots(&self, words: &[&str], dollar: bool) -> Vec<u32> {
+            let mut acc = Acc::new();
+            if self.matching(words, dollar, &mut acc) {
+                bits::ones(&acc).collect()
+            } else {
+                Vec::new()
+            }
+        }
+    }
+
+    /// `words` as a pattern of `dialect` (`*`, `#` in the dialect's own spelling), if it is
+    /// one the rows hold: valid, with a wildcard (the others are the index's direct map) and
+    /// not complex (its word trie).
+    fn pattern(dialect: Dialect, words: &[&str]) -> Option<Pattern> {
+        let sep = char::from(dialect.separator()).to_string();
+        let text = words
+            .iter()
+            .map(|w| match (dialect, *w) {
+                (Dialect::Mqtt, "*") => "+",
+                (Dialect::Nats, "#") => ">",
+                _ => w,
+            })
+            .collect::<Vec<_>>()
+            .join(&sep);
+        let p = Pattern::parse(dialect, &Config::new(dialect).limits, &text).ok()?;
+        (p.has_wildcards() && Shape::of(&p) != Shape::Complex).then_some(p)
+    }
+
+    fn dollar_pattern(p: &Pattern) -> bool {
+        p.dialect() == Dialect::Mqtt
+            && matches!(p.words().first(), Some(Word::Literal(w)) if w.starts_with('$'))
+    }
+
+    /// Checks `levels` (pattern `i` at slot `at[i]`, live where `live[i]`) against every
+    /// pattern's own matching, on `topic`.
+    fn check(
+        levels: &Levels,
+        patterns: &[Pattern],
+        at: &[u32],
+        live: &[bool],
+        dialect: Dialect,
+        topic: &str,
+    ) -> Result<(), TestCaseError> {
+        let Ok(words) = parse_topic(dialect, &Config::new(dialect).limits, topic) else {
+            return Ok(());
+        };
+        let dollar = dialect == Dialect::Mqtt && words.first().is_some_and(|w| w.starts_with('$'));
+        let mut expected: Vec<u32> = (0..patterns.len())
+            .filter(|&i| live[i] && patterns[i].matches_words(&words))
+            .map(|i| at[i])
+            .collect();
+        expected.sort_unstable();
+        prop_assert_eq!(
+            levels.slots(&words, dollar),
+            expected.clone(),
+            "{:?}",
+            topic
+        );
+        prop_assert_eq!(
+            levels.any(&words, dollar),
+            !expected.is_empty(),
+            "{:?}",
+            topic
+        );
+        Ok(())
+    }
+
+    const PATTERN_WORDS: &[&str] = &["a", "b", "", "$s", "ninechars", "*", "#"];
+    const TOPIC_WORDS: &[&str] = &["a", "b", "", "$s", "ninechars", "c"];
+
+    proptest! {
+        /// The same patterns at slots past `SPARSE_FROM` rows (sparse word rows) and at the
+        /// first slots (dense ones) match, are found by `any` and cover exactly alike, and
+        /// as each pattern's own matching says, before and after removing some.
+        #[test]
+        fn sparse_rows_answer_as_dense_rows(
+            texts in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(PATTERN_WORDS), 0..5), 1..24),
+            spread in prop::collection::btree_set(0u32..20_000, 24),
+            removed in prop::collection::vec(any::<bool>(), 24),
+            topics in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(TOPIC_WORDS), 0..6), 1..16),
+        ) {
+            let spread: Vec<u32> = spread.into_iter().collect();
+            for dialect in Dialect::ALL {
+                let mut patterns: Vec<Pattern> = Vec::new();
+                for words in &texts {
+                    if let Some(p) = pattern(dialect, words) {
+                        if !patterns.contains(&p) {
+                            patterns.push(p);
+                        }
+                    }
+                }
+                let dense_at: Vec<u32> = (0..patterns.len() as u32).collect();
+                let sparse_at = &spread[..patterns.len()];
+                let mut dense = Levels::new(dialect);
+                let mut sparse = Levels::new(dialect);
+                for (i, p) in patterns.iter().enumerate() {
+                    dense.insert(dense_at[i], p.words(), Shape::of(p));
+                    sparse.insert(sparse_at[i], p.words(), Shape::of(p));
+                }
+                let mut live = vec![true; patterns.len()];
+                for round in 0..2 {
+                    let sep = char::from(dialect.separator()).to_string();
+                    for topic in &topics {
+                        let topic = topic.join(&sep);
+                        check(&dense, &patterns, &dense_at, &live, dialect, &topic)?;
+                        check(&sparse, &patterns, sparse_at, &live, dialect, &topic)?;
+                    }
+                    for q in &patterns {
+                        let (shape, dollar) = (Shape::of(q), dollar_pattern(q));
+                        prop_assert_eq!(
+                            dense.covers(q.words(), shape, dollar),
+                            sparse.covers(q.words(), shape, dollar),
+                            "covers {:?}", q
+                        );
+                    }
+                    if round == 0 {
+                        for (i, p) in patterns.iter().enumerate() {
+                            if removed[i] {
+                                live[i] = false;
+                                dense.remove(dense_at[i], p.words(), Shape::of(p));
+                                sparse.remove(sparse_at[i], p.words(), Shape::of(p));
+                            }
+                        }
+                    }
+                }
+                // A word has at most 24 slots: past 8 x 24 row words, every one is sparse.
+                if sparse.width > 8 * 24 {
+                    prop_assert_eq!(sparse.kinds().1, 0, "a word of few slots kept dense");
+                }
+            }
+        }
+    }
+
+    /// A word goes dense from one slot per eight row words, sparse again under one per 16, and
+    /// a dense word of few slots goes sparse when the rows widen past `SPARSE_FROM`; matching
+    /// stays exact throughout, on both of a sparse row's paths (few slots and many).
+    #[test]
+    fn a_word_row_changes_form_with_its_slot_count() {
+        let dialect = Dialect::Mqtt;
+        let p = pattern(dialect, &["x", "*", "w"]).unwrap();
+        let q = pattern(dialect, &["x", "#"]).unwrap();
+        let mut levels = Levels::new(dialect);
+        let mut p_slots: Vec<u32> = (0..40).collect();
+        let expect = |levels: &Levels, p_slots: &[u32]| {
+            let all: Vec<u32> = p_slots.iter().copied().chain([60_000]).collect();
+            assert_eq!(levels.slots(&["x", "y", "w"], false), all);
+            assert_eq!(levels.slots(&["x", "y", "v"], false), vec![60_000]);
+            assert_eq!(levels.slots(&["x"], false), vec![60_000]);
+            assert!(levels.slots(&["y", "y", "w"], false).is_empty());
+        };
+        // Narrow rows: every word dense.
+        for &slot in &p_slots {
+            levels.insert(slot, p.words(), Shape::of(&p));
+        }
+        assert_eq!(levels.kinds(), (0, 2));
+        // Widened to 938 words: `x` (41 slots) and `w` (40) go sparse.
+        levels.insert(60_000, q.words(), Shape::of(&q));
+        assert_eq!(levels.width(), 938);
+        assert_eq!(levels.kinds(), (2, 0));
+        expect(&levels, &p_slots);
+        // From 118 slots (938 / 8), dense.
+        for slot in 40..120 {
+            levels.insert(slot, p.words(), Shape::of(&p));
+            p_slots.push(slot);
+        }
+        assert_eq!(levels.kinds(), (0, 2));
+        expect(&levels, &p_slots);
+        // Under 59 slots (938 / 16), sparse again.
+        for slot in 0..60 {
+            levels.remove(slot, p.words(), Shape::of(&p));
+        }
+        p_slots.drain(..60);
+        assert_eq!(levels.kinds(), (0, 2), "60 slots left");
+        for slot in 60..110 {
+            levels.remove(slot, p.words(), Shape::of(&p));
+        }
+        p_slots.drain(..50);
+        assert_eq!(levels.kinds(), (2, 0));
+        expect(&levels, &p_slots);
+        // A few slots: the other path of a sparse row.
+        assert_eq!(p_slots.len(), 10);
+    }
+
+    /// Many wildcard patterns of distinct words (`a/+/{i}`) take memory in proportion to
+    /// their count: a dense row per word would take 20,000 x 20,000 bits (50 MB).
+    #[test]
+    fn distinct_words_take_linear_memory() {
+        let dialect = Dialect::Mqtt;
+        let mut levels = Levels::new(dialect);
+        for i in 0..20_000u32 {
+            let word = format!("{i}");
+            let p = pattern(dialect, &["a", "*", &word]).unwrap();
+            levels.insert(i, p.words(), Shape::of(&p));
+        }
+        let bytes = levels.heap_bytes();
+        assert!(bytes < 4_000_000, "{bytes} bytes for 20,000 patterns");
+        assert_eq!(levels.slots(&["a", "q", "12345"], false), vec![12_345]);
     }
 }
