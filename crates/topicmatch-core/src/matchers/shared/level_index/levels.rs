@@ -16,11 +16,11 @@
 //! without a bounds check per word (rows are inline up to [`SMALL`] words anyway).
 //!
 //! Rows wider than [`SPARSE_FROM`] words keep a word named by few slots (under one slot in
-//! eight words of the row) sparse ([`Bits::Sparse`]): only the slots naming it, the rest of its
+//! 32 words of the row) sparse ([`Bits::Sparse`]): only the slots naming it, the rest of its
 //! row being the level's `other`, read at lookup. A dense row per distinct word would take the
 //! slot count's bits for every word: quadratic memory for many wildcard patterns of distinct
-//! words (`dev/+/{id}/cmd`). A dense row has at least one slot naming its word for every 16
-//! words of the row, so rows that wide take at most 128 bytes for each slot a level names,
+//! words (`dev/+/{id}/cmd`). A dense row has at least one slot naming its word for every 64
+//! words of the row, so rows that wide take at most 512 bytes for each slot a level names,
 //! and a word of many slots keeps the one AND of a dense row.
 
 use hashbrown::hash_table::{Entry, HashTable};
@@ -36,9 +36,6 @@ use crate::pattern::Word;
 
 /// Rows of more than this many words (2,048 slots) may keep a word's slots sparse.
 pub(crate) const SPARSE_FROM: usize = 32;
-
-/// Sparse slots of a word at most this many to a lookup's fast path ([`and_sparse`]).
-const KEPT: usize = 16;
 
 /// The slots accepting a word at a level.
 #[derive(Debug)]
@@ -125,9 +122,10 @@ impl Bits {
 }
 
 /// Whether a word named by `literals` slots is kept sparse in rows of `len` words: rows wider
-/// than [`SPARSE_FROM`], and fewer slots than one for every eight words of the row.
+/// than [`SPARSE_FROM`], and fewer slots than one for every 32 words of the row (so that
+/// [`and_sparse`] ANDs runs of 32 words on average between them).
 fn sparse_suits(literals: u32, len: usize) -> bool {
-    len > SPARSE_FROM && (literals as usize).saturating_mul(8) < len
+    len > SPARSE_FROM && (literals as usize).saturating_mul(32) < len
 }
 
 /// The slots of a dense word row that name the word: those not in its level's `other`.
@@ -138,42 +136,32 @@ fn own_of(row: &[u64], other: &[u64]) -> Vec<u32> {
 }
 
 /// `acc &= other | own` (`own` ascending slots): a sparse word's row; whether anything is
-/// left. Out of line: rows this wide are looked up seldom (a cached topic is not), and
-/// inlined it would weigh on the dense rows' loop.
+/// left. The words of `acc` between those holding `own`'s slots take the AND of `other` at
+/// full speed ([`simd::and_into`]). Out of line: rows this wide are looked up seldom (a cached
+/// topic is not), and inlined it would weigh on the dense rows' loop.
 #[inline(never)]
 fn and_sparse(acc: &mut [u64], other: &[u64], own: &[u32]) -> bool {
-    if own.len() <= KEPT {
-        // The bits of `own` that `acc` holds, put back after the AND with `other`.
-        let mut kept = [(0usize, 0u64); KEPT];
-        let mut n = 0;
-        for &slot in own {
-            let (j, bit) = (slot as usize / 64, 1u64 << (slot % 64));
-            if acc.get(j).is_some_and(|w| w & bit != 0) {
-                kept[n] = (j, bit);
-                n += 1;
-            }
-        }
-        let any = simd::and_into(acc, other);
-        for &(j, bit) in &kept[..n] {
-            acc[j] |= bit;
-        }
-        return any || n > 0;
-    }
+    let len = acc.len().min(other.len());
+    let mut any = false;
+    let mut from = 0;
     let mut k = 0;
-    let mut any = 0;
-    for (j, (a, o)) in acc.iter_mut().zip(other).enumerate() {
-        let mut row = *o;
-        while let Some(&slot) = own.get(k) {
-            if slot as usize / 64 != j {
-                break;
-            }
-            row |= 1 << (slot % 64);
+    while let Some(&slot) = own.get(k) {
+        let j = slot as usize / 64;
+        let mut mine = 0;
+        while let Some(&slot) = own.get(k).filter(|&&s| s as usize / 64 == j) {
+            mine |= 1 << (slot % 64);
             k += 1;
         }
-        *a &= row;
-        any |= *a;
+        if j >= len {
+            break;
+        }
+        any |= simd::and_into(&mut acc[from..j], &other[from..j]);
+        acc[j] &= other[j] | mine;
+        any |= acc[j] != 0;
+        from = j + 1;
     }
-    any != 0
+    any |= simd::and_into(&mut acc[from..len], &other[from..len]);
+    any
 }
 
 /// `acc &= own` (`own` ascending slots); whether anything is left.
@@ -847,7 +835,7 @@ mod tests {
         fn sparse_rows_answer_as_dense_rows(
             texts in prop::collection::vec(
                 prop::collection::vec(prop::sample::select(PATTERN_WORDS), 0..5), 1..24),
-            spread in prop::collection::btree_set(0u32..20_000, 24),
+            spread in prop::collection::btree_set(0u32..60_000, 24),
             removed in prop::collection::vec(any::<bool>(), 24),
             topics in prop::collection::vec(
                 prop::collection::vec(prop::sample::select(TOPIC_WORDS), 0..6), 1..16),
@@ -896,15 +884,15 @@ mod tests {
                         }
                     }
                 }
-                // A word has at most 24 slots: past 8 x 24 row words, every one is sparse.
-                if sparse.width > 8 * 24 {
+                // A word has at most 24 slots: past 32 x 24 row words, every one is sparse.
+                if sparse.width > 32 * 24 {
                     prop_assert_eq!(sparse.kinds().1, 0, "a word of few slots kept dense");
                 }
             }
         }
     }
 
-    /// A word goes dense from one slot per eight row words, sparse again under one per 16, and
+    /// A word goes dense from one slot per 32 row words, sparse again under one per 64, and
     /// a dense word of few slots goes sparse when the rows widen past `SPARSE_FROM`; matching
     /// stays exact throughout, on both of a sparse row's paths (few slots and many).
     #[test]
@@ -915,10 +903,10 @@ mod tests {
         let mut levels = Levels::new(dialect);
         let mut p_slots: Vec<u32> = (0..40).collect();
         let expect = |levels: &Levels, p_slots: &[u32]| {
-            let all: Vec<u32> = p_slots.iter().copied().chain([60_000]).collect();
+            let all: Vec<u32> = p_slots.iter().copied().chain([200_000]).collect();
             assert_eq!(levels.slots(&["x", "y", "w"], false), all);
-            assert_eq!(levels.slots(&["x", "y", "v"], false), vec![60_000]);
-            assert_eq!(levels.slots(&["x"], false), vec![60_000]);
+            assert_eq!(levels.slots(&["x", "y", "v"], false), vec![200_000]);
+            assert_eq!(levels.slots(&["x"], false), vec![200_000]);
             assert!(levels.slots(&["y", "y", "w"], false).is_empty());
         };
         // Narrow rows: every word dense.
@@ -926,19 +914,19 @@ mod tests {
             levels.insert(slot, p.words(), Shape::of(&p));
         }
         assert_eq!(levels.kinds(), (0, 2));
-        // Widened to 938 words: `x` (41 slots) and `w` (40) go sparse.
-        levels.insert(60_000, q.words(), Shape::of(&q));
-        assert_eq!(levels.width(), 938);
+        // Widened to 3,126 words: `x` (41 slots) and `w` (40) go sparse.
+        levels.insert(200_000, q.words(), Shape::of(&q));
+        assert_eq!(levels.width(), 3_126);
         assert_eq!(levels.kinds(), (2, 0));
         expect(&levels, &p_slots);
-        // From 118 slots (938 / 8), dense.
+        // From 98 slots (3,126 / 32), dense.
         for slot in 40..120 {
             levels.insert(slot, p.words(), Shape::of(&p));
             p_slots.push(slot);
         }
         assert_eq!(levels.kinds(), (0, 2));
         expect(&levels, &p_slots);
-        // Under 59 slots (938 / 16), sparse again.
+        // Under 49 slots (3,126 / 64), sparse again.
         for slot in 0..60 {
             levels.remove(slot, p.words(), Shape::of(&p));
         }
