@@ -87,7 +87,8 @@ impl Bits {
         match self {
             Bits::Dense(row) => {
                 row.clear(slot);
-                // Half the slots it went dense with: apart from churn at the border.
+                // Sparse again under half the count that makes it dense, so that a word at
+                // the border does not change form at every subscribe and unsubscribe.
                 if sparse_suits(literals.saturating_mul(2), len) {
                     *self = Bits::Sparse(own_of(row, other));
                 }
@@ -101,7 +102,7 @@ impl Bits {
     }
 
     /// Makes the row `len` words wide (the level's `other` still its old width), sparse if
-    /// that takes less room.
+    /// [`sparse_suits`] says so at that width.
     fn widen(&mut self, literals: u32, other: &Row, len: usize) {
         if let Bits::Dense(row) = self {
             if sparse_suits(literals, len) {
