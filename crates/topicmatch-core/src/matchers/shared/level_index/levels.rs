@@ -316,6 +316,11 @@ fn and_small<const N: usize>(acc: &mut [u64; N], row: &Row) -> bool {
     any != 0
 }
 
+/// A row as [`Levels::any`] reads it, a column at a time: its words, and for a sparse word
+/// its own slots (ascending; its words are then its level's `other`) and how many of them the
+/// columns read so far have passed.
+type ColumnRow<'a> = (&'a [u64], &'a [u32], usize);
+
 /// The per-level rows of a set of slots.
 #[derive(Debug)]
 pub(crate) struct Levels {
@@ -672,23 +677,33 @@ impl Levels {
         if dollar {
             return self.matching(topic, dollar, &mut Acc::new());
         }
-        let mut rows: SmallVec<[&[u64]; 18]> = SmallVec::new();
-        rows.push(&self.null[topic.len().min(depth)]);
+        let mut rows: SmallVec<[ColumnRow<'_>; 18]> = SmallVec::new();
+        rows.push((&self.null[topic.len().min(depth)], &[], 0));
         for (level, word) in self.per_level.iter().zip(topic) {
-            match level.find(word, &WordKey::of(word)) {
-                None => rows.push(&level.other),
-                Some(Bits::Dense(row)) => rows.push(row),
-                // A sparse row is not a slice to read by columns: the whole AND instead.
-                Some(Bits::Sparse(_)) => return self.matching(topic, dollar, &mut Acc::new()),
-            }
+            rows.push(match level.find(word, &WordKey::of(word)) {
+                None => (&level.other, &[], 0),
+                Some(Bits::Dense(row)) => (row, &[], 0),
+                Some(Bits::Sparse(own)) => (&level.other, own, 0),
+            });
         }
         if topic.len() > depth {
-            rows.push(&self.per_level[depth - 1].multi);
+            rows.push((&self.per_level[depth - 1].multi, &[], 0));
         }
         (0..self.width).any(|j| {
             let mut v = u64::MAX;
-            for r in &rows {
-                v &= r[j];
+            for (row, own, passed) in &mut rows {
+                let mut word = row[j];
+                while let Some(&slot) = own.get(*passed) {
+                    let at = slot as usize / 64;
+                    if at > j {
+                        break;
+                    }
+                    if at == j {
+                        word |= 1 << (slot % 64);
+                    }
+                    *passed += 1;
+                }
+                v &= word;
                 if v == 0 {
                     return false;
                 }
