@@ -145,14 +145,7 @@ fn and_sparse(acc: &mut [u64], other: &[u64], own: &[u32]) -> bool {
     let len = acc.len().min(other.len());
     let mut any = false;
     let mut from = 0;
-    let mut k = 0;
-    while let Some(&slot) = own.get(k) {
-        let j = slot as usize / 64;
-        let mut mine = 0;
-        while let Some(&slot) = own.get(k).filter(|&&s| s as usize / 64 == j) {
-            mine |= 1 << (slot % 64);
-            k += 1;
-        }
+    for (j, mine) in ByWord(own) {
         if j >= len {
             break;
         }
@@ -167,21 +160,34 @@ fn and_sparse(acc: &mut [u64], other: &[u64], own: &[u32]) -> bool {
 
 /// `acc &= own` (`own` ascending slots); whether anything is left.
 fn keep_only(acc: &mut [u64], own: &[u32]) -> bool {
-    let mut k = 0;
+    let mut groups = ByWord(own).peekable();
     let mut any = 0;
     for (j, a) in acc.iter_mut().enumerate() {
-        let mut mask = 0;
-        while let Some(&slot) = own.get(k) {
-            if slot as usize / 64 != j {
-                break;
-            }
-            mask |= 1 << (slot % 64);
-            k += 1;
-        }
-        *a &= mask;
+        *a &= groups
+            .next_if(|&(at, _)| at == j)
+            .map_or(0, |(_, mine)| mine);
         any |= *a;
     }
     any != 0
+}
+
+/// Ascending slots grouped by the row word holding them: (word index, their bits in it).
+#[derive(Debug)]
+struct ByWord<'a>(&'a [u32]);
+
+impl Iterator for ByWord<'_> {
+    type Item = (usize, u64);
+
+    fn next(&mut self) -> Option<(usize, u64)> {
+        let j = *self.0.first()? as usize / 64;
+        let mut mine = 0;
+        while let Some((&slot, rest)) = self.0.split_first().filter(|(&s, _)| s as usize / 64 == j)
+        {
+            mine |= 1 << (slot % 64);
+            self.0 = rest;
+        }
+        Some((j, mine))
+    }
 }
 
 #[derive(Debug)]
@@ -317,9 +323,14 @@ fn and_small<const N: usize>(acc: &mut [u64; N], row: &Row) -> bool {
 }
 
 /// A row as [`Levels::any`] reads it, a column at a time: its words, and for a sparse word
-/// its own slots (ascending; its words are then its level's `other`) and how many of them the
-/// columns read so far have passed.
-type ColumnRow<'a> = (&'a [u64], &'a [u32], usize);
+/// its own slots by row word (its words are then its level's `other`), those of the columns
+/// read so far taken.
+type ColumnRow<'a> = (&'a [u64], std::iter::Peekable<ByWord<'a>>);
+
+/// A dense row as [`Levels::any`] reads it.
+fn dense_column(row: &Row) -> ColumnRow<'_> {
+    (row, ByWord(&[]).peekable())
+}
 
 /// The per-level rows of a set of slots.
 #[derive(Debug)]
@@ -678,31 +689,26 @@ impl Levels {
             return self.matching(topic, dollar, &mut Acc::new());
         }
         let mut rows: SmallVec<[ColumnRow<'_>; 18]> = SmallVec::new();
-        rows.push((&self.null[topic.len().min(depth)], &[], 0));
+        rows.push(dense_column(&self.null[topic.len().min(depth)]));
         for (level, word) in self.per_level.iter().zip(topic) {
             rows.push(match level.find(word, &WordKey::of(word)) {
-                None => (&level.other, &[], 0),
-                Some(Bits::Dense(row)) => (row, &[], 0),
-                Some(Bits::Sparse(own)) => (&level.other, own, 0),
+                None => dense_column(&level.other),
+                Some(Bits::Dense(row)) => dense_column(row),
+                Some(Bits::Sparse(own)) => (&level.other[..], ByWord(own).peekable()),
             });
         }
         if topic.len() > depth {
-            rows.push((&self.per_level[depth - 1].multi, &[], 0));
+            rows.push(dense_column(&self.per_level[depth - 1].multi));
         }
         (0..self.width).any(|j| {
             let mut v = u64::MAX;
-            for (row, own, passed) in &mut rows {
-                let mut word = row[j];
-                while let Some(&slot) = own.get(*passed) {
-                    let at = slot as usize / 64;
-                    if at > j {
-                        break;
-                    }
-                    if at == j {
-                        word |= 1 << (slot % 64);
-                    }
-                    *passed += 1;
-                }
+            for (row, groups) in &mut rows {
+                // Words before `j` were passed by an earlier column's early stop.
+                while groups.next_if(|&(at, _)| at < j).is_some() {}
+                let mine = groups
+                    .next_if(|&(at, _)| at == j)
+                    .map_or(0, |(_, mine)| mine);
+                let word = row[j] | mine;
                 v &= word;
                 if v == 0 {
                     return false;
