@@ -246,28 +246,36 @@ impl Level {
         self.and_found(acc, self.find(word, key))
     }
 
+    /// What [`find`](Self::find) found, as a whole row (`other` if no pattern names the
+    /// word) or a sparse word's own slots (the rest of its row is `other`).
+    #[allow(clippy::inline_always)] // as `find`
+    #[inline(always)]
+    fn row_of<'a>(&'a self, found: Option<&'a Bits>) -> Result<&'a Row, &'a [u32]> {
+        match found {
+            None => Ok(&self.other),
+            Some(Bits::Dense(row)) => Ok(row),
+            Some(Bits::Sparse(own)) => Err(own),
+        }
+    }
+
     #[allow(clippy::inline_always)] // as `find`
     #[inline(always)]
     fn and_found(&self, acc: &mut [u64], found: Option<&Bits>) -> bool {
-        let row = match found {
-            None => &self.other,
-            Some(Bits::Dense(row)) => row,
-            Some(Bits::Sparse(own)) => return and_sparse(acc, &self.other, own),
-        };
-        simd::and_into(acc, row)
+        match self.row_of(found) {
+            Ok(row) => simd::and_into(acc, row),
+            Err(own) => and_sparse(acc, &self.other, own),
+        }
     }
 
     /// [`and_word`](Self::and_word) for rows of at most `N` words, in a fixed array.
     #[allow(clippy::inline_always)] // as `find`
     #[inline(always)]
     fn and_small_found<const N: usize>(&self, acc: &mut [u64; N], found: Option<&Bits>) -> bool {
-        let row = match found {
-            None => &self.other,
-            Some(Bits::Dense(row)) => row,
+        match self.row_of(found) {
+            Ok(row) => and_small(acc, row),
             // Rows this narrow are dense (see `SPARSE_FROM`); the sparse case stays right.
-            Some(Bits::Sparse(own)) => return and_sparse(acc, &self.other, own),
-        };
-        and_small(acc, row)
+            Err(own) => and_sparse(acc, &self.other, own),
+        }
     }
 
     /// The row of `word` without the wildcard slots (MQTT `$` topics), into `acc`.
@@ -691,10 +699,9 @@ impl Levels {
         let mut rows: SmallVec<[ColumnRow<'_>; 18]> = SmallVec::new();
         rows.push(dense_column(&self.null[topic.len().min(depth)]));
         for (level, word) in self.per_level.iter().zip(topic) {
-            rows.push(match level.find(word, &WordKey::of(word)) {
-                None => dense_column(&level.other),
-                Some(Bits::Dense(row)) => dense_column(row),
-                Some(Bits::Sparse(own)) => (&level.other[..], ByWord(own).peekable()),
+            rows.push(match level.row_of(level.find(word, &WordKey::of(word))) {
+                Ok(row) => dense_column(row),
+                Err(own) => (&level.other[..], ByWord(own).peekable()),
             });
         }
         if topic.len() > depth {
