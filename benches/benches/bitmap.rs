@@ -1,5 +1,6 @@
 //! The inverted bitmap family (issue 4): row AND cost scalar vs SIMD, lookups beside the
-//! `floor` on ftm (uncached, unique topics, filtering), subscribe/unsubscribe cold and hot,
+//! `floor` on ftm (uncached, unique topics, filtering), `matches_any` on filters of a word
+//! each, subscribe/unsubscribe cold and hot,
 //! memory per subscription, and the `auto` crossover between bitmap and trie.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -199,6 +200,50 @@ fn bitmap_ftm(c: &mut Criterion) {
     group.finish();
 }
 
+/// `matches_any` on filters of a word each, MQTT `a/{i%100}/+/{i}` at 2,000, 10,000 and
+/// 50,000 filters, beside the `cstrie`: 1,000 topics one filter matches each (`hit`, spread
+/// over the filters) and 1,000 whose last word no filter names (`miss`).
+fn bitmap_any_distinct(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bitmap_any_distinct");
+    let limits = Limits::for_dialect(Dialect::Mqtt);
+    group.throughput(Throughput::Elements(1_000));
+    for count in [2_000usize, 10_000, 50_000] {
+        let step = count / 1_000;
+        let hit: Vec<String> = (0..1_000)
+            .map(|k| k * step + step / 2)
+            .map(|i| format!("a/{}/x/{i}", i % 100))
+            .collect();
+        let miss: Vec<String> = (0..1_000)
+            .map(|k| format!("a/{}/x/none{k}", k % 100))
+            .collect();
+        for algorithm in [Algorithm::OptimizedBitmap, Algorithm::Cstrie] {
+            let m = algorithm.build(Config::new(Dialect::Mqtt));
+            for i in 0..count {
+                let text = format!("a/{}/+/{i}", i % 100);
+                m.insert(
+                    &Pattern::parse(Dialect::Mqtt, &limits, &text).unwrap(),
+                    i as u64,
+                );
+            }
+            for (name, topics, expect) in [("hit", &hit, 1_000), ("miss", &miss, 0)] {
+                let n = topics.iter().filter(|t| m.matches_any(t).unwrap()).count();
+                assert_eq!(n, expect, "{} {name} at {count}", algorithm.name());
+                let id = BenchmarkId::new(format!("{}/{name}", algorithm.name()), count);
+                group.bench_function(id, |b| {
+                    b.iter(|| {
+                        let mut n = 0usize;
+                        for topic in topics {
+                            n += usize::from(m.matches_any(black_box(topic)).unwrap());
+                        }
+                        black_box(n)
+                    });
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
 /// Subscribe and unsubscribe one new wildcard pattern at a time, on an empty matcher (cold)
 /// and on one holding ftm's 1,000 subscriptions with every ftm topic looked up twice (hot).
 fn bitmap_subscribe(c: &mut Criterion) {
@@ -331,6 +376,6 @@ fn memory(_: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion();
-    targets = memory, bitmap_and, bitmap_ftm, bitmap_subscribe, auto_crossover
+    targets = memory, bitmap_and, bitmap_ftm, bitmap_any_distinct, bitmap_subscribe, auto_crossover
 }
 criterion_main!(benches);
