@@ -216,6 +216,11 @@ struct Level {
     short: PackedTable<ShortRow>,
     other: Row,
     multi: Row,
+    /// How many slots `other` holds (each slot sets it at most once): with none, a word no
+    /// pattern names here matches nothing, and a sparse word's own slots are its whole row.
+    wild: u32,
+    /// How many slots `multi` holds.
+    multi_slots: u32,
 }
 
 impl Level {
@@ -291,8 +296,14 @@ impl Level {
         }
     }
 
-    /// `f` on `other` and every dense word row (a sparse one reads `other` for its rest).
-    fn for_each_row(&mut self, mut f: impl FnMut(&mut Row)) {
+    /// `f` on `other` and every dense word row (a sparse one reads `other` for its rest), to
+    /// set (`add`) or clear a wildcard slot's bit.
+    fn for_each_row(&mut self, add: bool, mut f: impl FnMut(&mut Row)) {
+        if add {
+            self.wild += 1;
+        } else {
+            self.wild -= 1;
+        }
         f(&mut self.other);
         for w in &mut self.words {
             if let Bits::Dense(row) = &mut w.row {
@@ -413,15 +424,17 @@ impl Levels {
 
     fn ensure_levels(&mut self, depth: usize) {
         while self.per_level.len() < depth {
-            let multi = self
-                .per_level
-                .last()
-                .map_or_else(|| Row::zeros(self.row_len()), |l| l.multi.clone());
+            let (multi, multi_slots) = self.per_level.last().map_or_else(
+                || (Row::zeros(self.row_len()), 0),
+                |l| (l.multi.clone(), l.multi_slots),
+            );
             self.per_level.push(Level {
                 words: HashTable::new(),
                 short: PackedTable::new(),
                 other: multi.clone(),
                 multi,
+                wild: multi_slots,
+                multi_slots,
             });
             let last = self.null.last().expect("null[0] always exists").clone();
             self.null.push(last);
@@ -474,13 +487,14 @@ impl Levels {
                     entry.literals += 1;
                     entry.row.add(slot, entry.literals, other, len);
                 }
-                Word::One | Word::Multi => level.for_each_row(|r| r.set(slot)),
+                Word::One | Word::Multi => level.for_each_row(true, |r| r.set(slot)),
             }
         }
         if multi {
             for level in &mut self.per_level[prefix..] {
-                level.for_each_row(|r| r.set(slot));
+                level.for_each_row(true, |r| r.set(slot));
                 level.multi.set(slot);
+                level.multi_slots += 1;
             }
         }
         let from = shape.min_len(self.dialect);
@@ -533,13 +547,14 @@ impl Levels {
                         row.row.remove(slot, row.literals, other, len);
                     }
                 }
-                Word::One | Word::Multi => level.for_each_row(|r| r.clear(slot)),
+                Word::One | Word::Multi => level.for_each_row(false, |r| r.clear(slot)),
             }
         }
         if multi {
             for level in &mut self.per_level[prefix..] {
-                level.for_each_row(|r| r.clear(slot));
+                level.for_each_row(false, |r| r.clear(slot));
                 level.multi.clear(slot);
+                level.multi_slots -= 1;
             }
         }
         for r in &mut self.null {
@@ -687,8 +702,10 @@ impl Levels {
     }
 
     /// Whether any slot matches `topic`, evaluated one 64-slot column at a time from the left
-    /// (the lowest slots first), so a match among the leftmost slots ends the work early.
-    pub(crate) fn any(&self, topic: &[&str], dollar: bool) -> bool {
+    /// (the lowest slots first), so a match among the leftmost slots ends the work early. At
+    /// a level holding no wildcard slot, a word no pattern names there ends it at once, and
+    /// the fewest slots a sparse word names there are the only columns read.
+    pub(crate) fn any<'a>(&'a self, topic: &[&str], dollar: bool) -> bool {
         let depth = self.per_level.len();
         if depth == 0 {
             return false;
@@ -696,18 +713,45 @@ impl Levels {
         if dollar {
             return self.matching(topic, dollar, &mut Acc::new());
         }
-        let mut rows: SmallVec<[ColumnRow<'_>; 18]> = SmallVec::new();
-        rows.push(dense_column(&self.null[topic.len().min(depth)]));
+        // A sparse word's own slots at a level of no wildcard slot: no other column matches.
+        let mut only: Option<&[u32]> = None;
+        let mut found: SmallVec<[Option<&Bits>; 16]> = SmallVec::new();
         for (level, word) in self.per_level.iter().zip(topic) {
-            rows.push(match level.row_of(level.find(word, &WordKey::of(word))) {
-                Ok(row) => dense_column(row),
-                Err(own) => (&level.other[..], ByWord(own).peekable()),
-            });
+            let bits = level.find(word, &WordKey::of(word));
+            if level.wild == 0 {
+                match bits {
+                    None => return false,
+                    Some(Bits::Sparse(own)) if only.map_or(true, |o| own.len() < o.len()) => {
+                        only = Some(own);
+                    }
+                    Some(_) => {}
+                }
+            }
+            found.push(bits);
         }
+        let column_of = |level: &'a Level, bits| match level.row_of(bits) {
+            Ok(row) => dense_column(row),
+            Err(own) => (&level.other[..], ByWord(own).peekable()),
+        };
+        // The rows of levels of no wildcard slot, the deepest first, then the others: a
+        // column's ANDs stop at the first zero, and a row of a word's own slots alone is the
+        // likeliest to be zero (topics name the general first, the particular last).
+        let levels = || self.per_level.iter().zip(found.iter().copied());
+        let mut rows: SmallVec<[ColumnRow<'_>; 18]> = levels()
+            .rev()
+            .filter(|(level, _)| level.wild == 0)
+            .map(|(level, bits)| column_of(level, bits))
+            .collect();
+        rows.push(dense_column(&self.null[topic.len().min(depth)]));
+        rows.extend(
+            levels()
+                .filter(|(level, _)| level.wild != 0)
+                .map(|(level, bits)| column_of(level, bits)),
+        );
         if topic.len() > depth {
             rows.push(dense_column(&self.per_level[depth - 1].multi));
         }
-        (0..self.width).any(|j| {
+        let mut column = |j: usize| {
             let mut v = u64::MAX;
             for (row, groups) in &mut rows {
                 // Words before `j` were passed by an earlier column's early stop.
@@ -722,7 +766,11 @@ impl Levels {
                 }
             }
             true
-        })
+        };
+        match only {
+            Some(own) => ByWord(own).any(|(j, _)| column(j)),
+            None => (0..self.width).any(column),
+        }
     }
 
     /// Whether some slot matches every topic `words` (a pattern of `shape`) matches: the
@@ -783,6 +831,21 @@ mod tests {
                 Bits::Sparse(_) => (sparse + 1, dense),
                 Bits::Dense(_) => (sparse, dense + 1),
             })
+        }
+
+        /// Asserts that every level counts the slots of its `other` and `multi` rows.
+        fn check_counts(&self) -> Result<(), TestCaseError> {
+            let ones = |row: &Row| bits::ones(row).count();
+            for (i, l) in self.per_level.iter().enumerate() {
+                prop_assert_eq!(l.wild as usize, ones(&l.other), "other at level {}", i);
+                prop_assert_eq!(
+                    l.multi_slots as usize,
+                    ones(&l.multi),
+                    "multi at level {}",
+                    i
+                );
+            }
+            Ok(())
         }
 
         /// The slots matching `words`, ascending.
@@ -889,6 +952,8 @@ mod tests {
                 }
                 let mut live = vec![true; patterns.len()];
                 for round in 0..2 {
+                    dense.check_counts()?;
+                    sparse.check_counts()?;
                     let sep = char::from(dialect.separator()).to_string();
                     for topic in &topics {
                         let topic = topic.join(&sep);
@@ -969,6 +1034,46 @@ mod tests {
         expect(&levels, &p_slots);
         // A few slots: the other path of a sparse row.
         assert_eq!(p_slots.len(), 10);
+    }
+
+    /// At a level no wildcard slot reaches, `any` stops at a word no pattern names there and
+    /// reads only the columns of a sparse word's own slots; a wildcard slot arriving there,
+    /// or a multi-word one before it, makes every word match again, and leaving restores it.
+    #[test]
+    fn any_at_a_level_of_no_wildcard() {
+        let dialect = Dialect::Mqtt;
+        let mut levels = Levels::new(dialect);
+        for i in 0..20_000u32 {
+            let p = pattern(dialect, &["a", "*", &format!("{i}")]).unwrap();
+            levels.insert(i, p.words(), Shape::of(&p));
+        }
+        let hit = |levels: &Levels, words: &[&str]| {
+            let any = levels.any(words, false);
+            assert_eq!(any, !levels.slots(words, false).is_empty(), "{words:?}");
+            any
+        };
+        assert!(hit(&levels, &["a", "q", "12345"]));
+        assert!(hit(&levels, &["a", "q", "0"]));
+        assert!(hit(&levels, &["a", "q", "19999"]));
+        assert!(!hit(&levels, &["a", "q", "none"]));
+        assert!(!hit(&levels, &["b", "q", "12345"]));
+        assert_eq!(levels.kinds().1, 1, "only `a` dense");
+        for late in [["a", "*", "*"], ["a", "#", ""], ["*", "#", ""]] {
+            let words: Vec<&str> = late.iter().copied().filter(|w| !w.is_empty()).collect();
+            let p = pattern(dialect, &words).unwrap();
+            levels.insert(30_000, p.words(), Shape::of(&p));
+            levels.check_counts().unwrap();
+            assert!(hit(&levels, &["a", "q", "none"]), "{late:?}");
+            assert_eq!(
+                hit(&levels, &["b", "q", "none"]),
+                late[0] == "*",
+                "{late:?}"
+            );
+            levels.remove(30_000, p.words(), Shape::of(&p));
+            levels.check_counts().unwrap();
+            assert!(!hit(&levels, &["a", "q", "none"]), "{late:?}");
+            assert!(hit(&levels, &["a", "q", "77"]), "{late:?}");
+        }
     }
 
     /// Many wildcard patterns of distinct words (`a/+/{i}`) take memory in proportion to
