@@ -296,23 +296,30 @@ impl Level {
         }
     }
 
-    /// `f` on `other` and every dense word row (a sparse one reads `other` for its rest), to
-    /// set (`add`) or clear a wildcard slot's bit.
-    fn for_each_row(&mut self, add: bool, mut f: impl FnMut(&mut Row)) {
-        if add {
+    /// Sets (`on`) or clears wildcard slot `slot`'s bit in `other` and every dense word row
+    /// (a sparse one reads `other` for its rest), and counts it in `wild`.
+    fn set_wildcard(&mut self, slot: u32, on: bool) {
+        let apply = |row: &mut Row| {
+            if on {
+                row.set(slot);
+            } else {
+                row.clear(slot);
+            }
+        };
+        if on {
             self.wild += 1;
         } else {
             self.wild -= 1;
         }
-        f(&mut self.other);
+        apply(&mut self.other);
         for w in &mut self.words {
             if let Bits::Dense(row) = &mut w.row {
-                f(row);
+                apply(row);
             }
         }
         for s in self.short.values_mut() {
             if let Bits::Dense(row) = &mut s.row {
-                f(row);
+                apply(row);
             }
         }
     }
@@ -487,12 +494,12 @@ impl Levels {
                     entry.literals += 1;
                     entry.row.add(slot, entry.literals, other, len);
                 }
-                Word::One | Word::Multi => level.for_each_row(true, |r| r.set(slot)),
+                Word::One | Word::Multi => level.set_wildcard(slot, true),
             }
         }
         if multi {
             for level in &mut self.per_level[prefix..] {
-                level.for_each_row(true, |r| r.set(slot));
+                level.set_wildcard(slot, true);
                 level.multi.set(slot);
                 level.multi_slots += 1;
             }
@@ -547,12 +554,12 @@ impl Levels {
                         row.row.remove(slot, row.literals, other, len);
                     }
                 }
-                Word::One | Word::Multi => level.for_each_row(false, |r| r.clear(slot)),
+                Word::One | Word::Multi => level.set_wildcard(slot, false),
             }
         }
         if multi {
             for level in &mut self.per_level[prefix..] {
-                level.for_each_row(false, |r| r.clear(slot));
+                level.set_wildcard(slot, false);
                 level.multi.clear(slot);
                 level.multi_slots -= 1;
             }
