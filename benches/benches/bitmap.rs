@@ -200,44 +200,77 @@ fn bitmap_ftm(c: &mut Criterion) {
     group.finish();
 }
 
-/// `matches_any` on filters of a word each, MQTT `a/{i%100}/+/{i}` at 2,000, 10,000 and
-/// 50,000 filters, beside the `cstrie`: 1,000 topics one filter matches each (`hit`, spread
-/// over the filters) and 1,000 whose last word no filter names (`miss`).
+/// `matches_any` on filters of a word each at 2,000, 10,000 and 50,000 filters, beside the
+/// `cstrie`, in two families of MQTT filters, each with 1,000 topics one filter matches each
+/// (`hit`, spread over the filters) and 1,000 that none matches (`miss`):
+/// - `a/{i%100}/+/{i}` (ids `{algorithm}/hit`, `/miss`): a miss's last word no filter names;
+/// - `a/+/{i}` for even `i` beside `a/{i}/+` for odd `i` (`/crossed_hit`, `/crossed_miss`):
+///   every level past the first holds a wildcard filter, and a miss names no filter's word.
 fn bitmap_any_distinct(c: &mut Criterion) {
     let mut group = c.benchmark_group("bitmap_any_distinct");
     let limits = Limits::for_dialect(Dialect::Mqtt);
     group.throughput(Throughput::Elements(1_000));
     for count in [2_000usize, 10_000, 50_000] {
         let step = count / 1_000;
-        let hit: Vec<String> = (0..1_000)
-            .map(|k| k * step + step / 2)
-            .map(|i| format!("a/{}/x/{i}", i % 100))
-            .collect();
-        let miss: Vec<String> = (0..1_000)
-            .map(|k| format!("a/{}/x/none{k}", k % 100))
-            .collect();
-        for algorithm in [Algorithm::OptimizedBitmap, Algorithm::Cstrie] {
-            let m = algorithm.build(Config::new(Dialect::Mqtt));
-            for i in 0..count {
-                let text = format!("a/{}/+/{i}", i % 100);
-                m.insert(
-                    &Pattern::parse(Dialect::Mqtt, &limits, &text).unwrap(),
-                    i as u64,
-                );
-            }
-            for (name, topics, expect) in [("hit", &hit, 1_000), ("miss", &miss, 0)] {
-                let n = topics.iter().filter(|t| m.matches_any(t).unwrap()).count();
-                assert_eq!(n, expect, "{} {name} at {count}", algorithm.name());
-                let id = BenchmarkId::new(format!("{}/{name}", algorithm.name()), count);
-                group.bench_function(id, |b| {
-                    b.iter(|| {
-                        let mut n = 0usize;
-                        for topic in topics {
-                            n += usize::from(m.matches_any(black_box(topic)).unwrap());
-                        }
-                        black_box(n)
+        let spread = || (0..1_000).map(move |k| k * step + step / 2);
+        let distinct = (
+            "",
+            (0..count)
+                .map(|i| format!("a/{}/+/{i}", i % 100))
+                .collect::<Vec<_>>(),
+            spread()
+                .map(|i| format!("a/{}/x/{i}", i % 100))
+                .collect::<Vec<_>>(),
+            (0..1_000)
+                .map(|k| format!("a/{}/x/none{k}", k % 100))
+                .collect::<Vec<_>>(),
+        );
+        let crossed = (
+            "crossed_",
+            (0..count)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        format!("a/+/{i}")
+                    } else {
+                        format!("a/{i}/+")
+                    }
+                })
+                .collect(),
+            spread()
+                .map(|i| {
+                    if i % 2 == 0 {
+                        format!("a/x/{i}")
+                    } else {
+                        format!("a/{i}/x")
+                    }
+                })
+                .collect(),
+            (0..1_000).map(|k| format!("a/q{k}/none{k}")).collect(),
+        );
+        for (family, filters, hit, miss) in [distinct, crossed] {
+            for algorithm in [Algorithm::OptimizedBitmap, Algorithm::Cstrie] {
+                let m = algorithm.build(Config::new(Dialect::Mqtt));
+                for (i, text) in filters.iter().enumerate() {
+                    m.insert(
+                        &Pattern::parse(Dialect::Mqtt, &limits, text).unwrap(),
+                        i as u64,
+                    );
+                }
+                for (name, topics, expect) in [("hit", &hit, 1_000), ("miss", &miss, 0)] {
+                    let n = topics.iter().filter(|t| m.matches_any(t).unwrap()).count();
+                    assert_eq!(n, expect, "{} {family}{name} at {count}", algorithm.name());
+                    let id =
+                        BenchmarkId::new(format!("{}/{family}{name}", algorithm.name()), count);
+                    group.bench_function(id, |b| {
+                        b.iter(|| {
+                            let mut n = 0usize;
+                            for topic in topics {
+                                n += usize::from(m.matches_any(black_box(topic)).unwrap());
+                            }
+                            black_box(n)
+                        });
                     });
-                });
+                }
             }
         }
     }

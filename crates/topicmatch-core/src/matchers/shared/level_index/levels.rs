@@ -348,14 +348,50 @@ fn and_small<const N: usize>(acc: &mut [u64; N], row: &Row) -> bool {
     any != 0
 }
 
-/// A row as [`Levels::any`] reads it, a column at a time: its words, and for a sparse word
-/// its own slots by row word (its words are then its level's `other`), those of the columns
-/// read so far taken.
-type ColumnRow<'a> = (&'a [u64], std::iter::Peekable<ByWord<'a>>);
+/// Row words [`Levels::any`] ANDs at a time (1,024 slots): a fixed array the compiler
+/// vectorizes, and a block's ANDs stop at the first row leaving nothing.
+const BLOCK: usize = 16;
 
-/// A dense row as [`Levels::any`] reads it.
-fn dense_column(row: &Row) -> ColumnRow<'_> {
-    (row, ByWord(&[]).peekable())
+/// A row as [`Levels::any`] reads it, a block at a time.
+enum BlockRow<'a> {
+    /// A whole row.
+    Dense(&'a [u64]),
+    /// A sparse word's row: its level's `other` and its own slots by row word, those of the
+    /// blocks read so far taken.
+    Sparse(&'a [u64], std::iter::Peekable<ByWord<'a>>),
+}
+
+impl BlockRow<'_> {
+    /// `acc &=` the row's words `from..to` (at most [`BLOCK`]); whether anything is left.
+    #[inline]
+    fn and_block(&mut self, acc: &mut [u64; BLOCK], from: usize, to: usize) -> bool {
+        let mut words = [0; BLOCK];
+        let words: &[u64; BLOCK] = match self {
+            BlockRow::Dense(row) => {
+                if let Some(full) = row[from..].first_chunk() {
+                    full
+                } else {
+                    words[..to - from].copy_from_slice(&row[from..to]);
+                    &words
+                }
+            }
+            BlockRow::Sparse(other, groups) => {
+                words[..to - from].copy_from_slice(&other[from..to]);
+                // Slots before `from` were passed by an earlier block's early stop.
+                while groups.next_if(|&(at, _)| at < from).is_some() {}
+                while let Some((at, mine)) = groups.next_if(|&(at, _)| at < to) {
+                    words[at - from] |= mine;
+                }
+                &words
+            }
+        };
+        let mut any = 0;
+        for (a, w) in acc.iter_mut().zip(words) {
+            *a &= w;
+            any |= *a;
+        }
+        any != 0
+    }
 }
 
 /// The per-level rows of a set of slots.
@@ -708,10 +744,10 @@ impl Levels {
         any
     }
 
-    /// Whether any slot matches `topic`, evaluated one 64-slot column at a time from the left
-    /// (the lowest slots first), so a match among the leftmost slots ends the work early. At
-    /// a level holding no wildcard slot, a word no pattern names there ends it at once, and
-    /// the fewest slots a sparse word names there are the only columns read.
+    /// Whether any slot matches `topic`, evaluated one [`BLOCK`] of row words at a time from
+    /// the left (the lowest slots first), so a match among the leftmost slots ends the work
+    /// early. At a level holding no wildcard slot, a word no pattern names there ends it at
+    /// once, and only the blocks of the fewest slots a sparse word names there are read.
     pub(crate) fn any<'a>(&'a self, topic: &[&str], dollar: bool) -> bool {
         let depth = self.per_level.len();
         if depth == 0 {
@@ -720,12 +756,14 @@ impl Levels {
         if dollar {
             return self.matching(topic, dollar, &mut Acc::new());
         }
-        // A sparse word's own slots at a level of no wildcard slot: no other column matches.
+        // A sparse word's own slots at a level of no wildcard slot: no other block matches.
         let mut only: Option<&[u32]> = None;
-        let mut found: SmallVec<[Option<&Bits>; 16]> = SmallVec::new();
+        // Each level's row of the topic's word, and whether the level holds no wildcard slot.
+        let mut found: SmallVec<[(&Level, Option<&Bits>, bool); 16]> = SmallVec::new();
         for (level, word) in self.per_level.iter().zip(topic) {
             let bits = level.find(word, &WordKey::of(word));
-            if level.wild == 0 {
+            let closed = level.wild == 0;
+            if closed {
                 match bits {
                     None => return false,
                     Some(Bits::Sparse(own)) if only.map_or(true, |o| own.len() < o.len()) => {
@@ -734,49 +772,43 @@ impl Levels {
                     Some(_) => {}
                 }
             }
-            found.push(bits);
+            found.push((level, bits, closed));
         }
-        let column_of = |level: &'a Level, bits| match level.row_of(bits) {
-            Ok(row) => dense_column(row),
-            Err(own) => (&level.other[..], ByWord(own).peekable()),
-        };
+        let block_row =
+            |&(level, bits, _): &(&'a Level, Option<&'a Bits>, bool)| match level.row_of(bits) {
+                Ok(row) => BlockRow::Dense(row),
+                Err(own) => BlockRow::Sparse(&level.other, ByWord(own).peekable()),
+            };
         // The rows of levels of no wildcard slot, the deepest first, then the others: a
-        // column's ANDs stop at the first zero, and a row of a word's own slots alone is the
+        // block's ANDs stop at the first zero, and a row of a word's own slots alone is the
         // likeliest to be zero (topics name the general first, the particular last).
-        let levels = || self.per_level.iter().zip(found.iter().copied());
-        let mut rows: SmallVec<[ColumnRow<'_>; 18]> = levels()
+        let mut rows: SmallVec<[BlockRow<'_>; 18]> = found
+            .iter()
             .rev()
-            .filter(|(level, _)| level.wild == 0)
-            .map(|(level, bits)| column_of(level, bits))
+            .filter(|(_, _, closed)| *closed)
+            .map(block_row)
             .collect();
-        rows.push(dense_column(&self.null[topic.len().min(depth)]));
-        rows.extend(
-            levels()
-                .filter(|(level, _)| level.wild != 0)
-                .map(|(level, bits)| column_of(level, bits)),
-        );
+        rows.push(BlockRow::Dense(&self.null[topic.len().min(depth)]));
+        rows.extend(found.iter().filter(|(_, _, closed)| !closed).map(block_row));
         if topic.len() > depth {
-            rows.push(dense_column(&self.per_level[depth - 1].multi));
+            rows.push(BlockRow::Dense(&self.per_level[depth - 1].multi));
         }
-        let mut column = |j: usize| {
-            let mut v = u64::MAX;
-            for (row, groups) in &mut rows {
-                // Words before `j` were passed by an earlier column's early stop.
-                while groups.next_if(|&(at, _)| at < j).is_some() {}
-                let mine = groups
-                    .next_if(|&(at, _)| at == j)
-                    .map_or(0, |(_, mine)| mine);
-                let word = row[j] | mine;
-                v &= word;
-                if v == 0 {
-                    return false;
-                }
-            }
-            true
+        let width = self.width;
+        let mut block = |b: usize| {
+            let from = b * BLOCK;
+            let to = width.min(from + BLOCK);
+            let mut acc = [u64::MAX; BLOCK];
+            rows.iter_mut().all(|row| row.and_block(&mut acc, from, to))
         };
         match only {
-            Some(own) => ByWord(own).any(|(j, _)| column(j)),
-            None => (0..self.width).any(column),
+            Some(own) => {
+                let mut last = None;
+                ByWord(own).any(|(j, _)| {
+                    let b = j / BLOCK;
+                    last.replace(b) != Some(b) && block(b)
+                })
+            }
+            None => (0..width.div_ceil(BLOCK)).any(block),
         }
     }
 
@@ -1080,6 +1112,47 @@ mod tests {
             levels.check_counts().unwrap();
             assert!(!hit(&levels, &["a", "q", "none"]), "{late:?}");
             assert!(hit(&levels, &["a", "q", "77"]), "{late:?}");
+        }
+    }
+
+    /// Where every level past the first holds a wildcard slot, `any` reads every block: a
+    /// match at either edge of a block, or in the last block of a row whose width is no
+    /// multiple of [`BLOCK`], is found, and a topic none matches reads them all.
+    #[test]
+    fn any_finds_a_slot_in_any_block() {
+        let dialect = Dialect::Mqtt;
+        let words = |w: &[&str]| pattern(dialect, w).unwrap();
+        let per_block = BLOCK as u32 * 64;
+        for target in [
+            0,
+            3,
+            63,
+            64,
+            per_block - 1,
+            per_block,
+            per_block + 64,
+            5_000,
+        ] {
+            for (own, topic) in [
+                (["a", "*", "t"], ["a", "q", "t"]),
+                (["a", "t", "*"], ["a", "t", "q"]),
+            ] {
+                let mut levels = Levels::new(dialect);
+                for (slot, filler) in [(1, ["a", "*", "f"]), (2, ["a", "f", "*"])] {
+                    let p = words(&filler);
+                    levels.insert(slot, p.words(), Shape::of(&p));
+                }
+                let p = words(&own);
+                levels.insert(target, p.words(), Shape::of(&p));
+                assert_eq!(levels.slots(&topic, false), [target], "{own:?} at {target}");
+                assert!(levels.any(&topic, false), "{own:?} at {target}");
+                assert!(
+                    !levels.any(&["a", "q", "none"], false),
+                    "{own:?} at {target}"
+                );
+                levels.remove(target, p.words(), Shape::of(&p));
+                assert!(!levels.any(&topic, false), "{own:?} removed from {target}");
+            }
         }
     }
 
