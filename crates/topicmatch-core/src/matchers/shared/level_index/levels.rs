@@ -348,8 +348,8 @@ fn and_small<const N: usize>(acc: &mut [u64; N], row: &Row) -> bool {
     any != 0
 }
 
-/// Row words [`Levels::any`] ANDs at a time (1,024 slots): a fixed array the compiler
-/// vectorizes, and a block's ANDs stop at the first row leaving nothing.
+/// Row words [`Levels::any`] ANDs at a time (1,024 slots), in a fixed array; a block's ANDs
+/// stop at the first row leaving nothing.
 const BLOCK: usize = 16;
 
 /// A row as [`Levels::any`] reads it, a block at a time.
