@@ -43,6 +43,11 @@ const BUCKET: SubscriberId = 1 << 60;
 /// The generations of a place in the array of buckets, below [`BUCKET`] once shifted.
 const GENERATIONS: u64 = 1 << 28;
 
+/// The bits of an id above a bucket's generation: [`SYNTHETIC`] and [`BUCKET`] in a bucket's
+/// id, other bits in the synthetic ids of other kinds (the engine's groups), which name no
+/// bucket whatever their low bits.
+const KIND: SubscriberId = !(BUCKET - 1);
+
 /// Subscription ids stay below this, so that a subscription's synthetic id is never a
 /// bucket's.
 pub const SUBSCRIPTION_IDS: SubscriptionId = BUCKET;
@@ -188,6 +193,9 @@ impl Buckets {
 
     /// Bucket `id`'s place, if `id` names one of its generation.
     fn place(&self, id: SubscriberId) -> Option<usize> {
+        if id & KIND != SYNTHETIC | BUCKET {
+            return None;
+        }
         let place = (id & 0xFFFF_FFFF) as usize;
         let generation = (id & (BUCKET - 1)) >> 32;
         self.places
@@ -478,6 +486,26 @@ mod tests {
         let wrapped = buckets.make();
         assert_eq!(wrapped, SYNTHETIC | BUCKET | place);
         assert!(buckets.get(wrapped).is_some());
+    }
+
+    #[test]
+    fn an_id_of_another_kind_names_no_bucket() {
+        let mut buckets = Buckets::default();
+        let id = buckets.make();
+        let place = id & 0xFFFF_FFFF;
+        assert_eq!(id, SYNTHETIC | BUCKET | place, "generation 0");
+        // The engine's group ids set bit 62 (and a generation of their own); a filtered
+        // subscription's id lacks `BUCKET`. Neither may read as the bucket at their low bits.
+        for other in [
+            SYNTHETIC | (1 << 62) | place,
+            SYNTHETIC | (1 << 62) | BUCKET | place,
+            SYNTHETIC | (1 << 61) | BUCKET | place,
+            SYNTHETIC | place,
+            BUCKET | place,
+        ] {
+            assert!(buckets.get(other).is_none(), "{other:#x}");
+        }
+        assert!(buckets.get(id).is_some());
     }
 
     #[test]
