@@ -38,14 +38,20 @@ use crate::sync::LazyReadMostly;
 /// Every id that is not a registry id has this bit (filtered subscriptions and their buckets,
 /// groups, members).
 pub(super) const SYNTHETIC: SubscriberId = 1 << 63;
-/// With [`SYNTHETIC`]: a group, as the algorithm holds it; the low bits are its index.
+/// With [`SYNTHETIC`]: a group, as the algorithm holds it. Its low 32 bits are its index in
+/// the versions' array, the bits above them (below [`LOW`]'s top) that index's generation (one
+/// more each time a new group reuses the index), so that a walk that found a group since gone
+/// finds nothing, even where another group has taken its index.
 pub(super) const GROUP: SubscriberId = 1 << 62;
 /// With [`SYNTHETIC`]: one group subscription, as the engine's table records it; the low bits
 /// are its subscription id.
 pub(super) const MEMBER: SubscriberId = 1 << 61;
-/// Subscription ids and group indices stay below this (and below the ids of filtered
-/// subscriptions' buckets).
+/// Subscription ids and group indices with their generations stay below this (and below the
+/// ids of filtered subscriptions' buckets).
 pub(super) const LOW: SubscriberId = SUBSCRIPTION_IDS - 1;
+
+/// The generations of a group index, below [`LOW`]'s top once shifted.
+const GENERATIONS: u64 = (LOW >> 32) + 1;
 
 /// Whether `id` is a group (the algorithm's id of one).
 #[inline]
@@ -68,7 +74,13 @@ pub(super) fn is_member(id: SubscriberId) -> bool {
 /// The index of group id `id` in the versions' array.
 #[inline]
 fn index_of(id: SubscriberId) -> usize {
-    (id & LOW) as usize
+    (id & 0xFFFF_FFFF) as usize
+}
+
+/// Group `id`'s version, if that group is held: not another's that has taken its index.
+#[inline]
+fn view_of<'g>(views: &Reader<'g>, id: SubscriberId) -> Option<&'g View> {
+    views.get(index_of(id)).filter(|view| view.id == id)
 }
 
 /// How a group's member is chosen for a message.
@@ -167,8 +179,8 @@ struct Group {
 }
 
 impl Group {
-    /// The version lookups read.
-    fn view(&self) -> View {
+    /// The version lookups read of group `id` (this one).
+    fn view(&self, id: SubscriberId) -> View {
         let members: Box<[SubscriberId]> = self.members.iter().map(|(s, _)| *s).collect();
         View {
             only: match *members {
@@ -178,6 +190,7 @@ impl Group {
             members,
             turn: Arc::clone(&self.turn),
             name: Arc::clone(&self.name),
+            id,
         }
     }
 }
@@ -201,7 +214,26 @@ struct Inner {
     by_key: FxHashMap<(Arc<str>, Arc<str>, SubscriberId), SubscriptionId>,
     /// NATS: each queue name, with the turn its groups share and how many there are.
     queues: FxHashMap<Arc<str>, Queue>,
-    next: SubscriberId,
+    /// Each group index's generation (see [`GROUP`]); its length is the most groups held at
+    /// once.
+    generations: Vec<u64>,
+    /// The indices of no group, reused before the array grows.
+    free: Vec<u32>,
+}
+
+impl Inner {
+    /// The id of a new group: a free index's next generation, or a new index.
+    fn new_group_id(&mut self) -> SubscriberId {
+        let index = if let Some(index) = self.free.pop() {
+            let generation = &mut self.generations[index as usize];
+            *generation = (*generation + 1) % GENERATIONS;
+            index
+        } else {
+            self.generations.push(0);
+            u32::try_from(self.generations.len() - 1).expect("at most 2^32 groups held at once")
+        };
+        SYNTHETIC | GROUP | (self.generations[index as usize] << 32) | SubscriberId::from(index)
+    }
 }
 
 /// The groups of one NATS queue name.
@@ -289,6 +321,13 @@ impl GroupTable {
         self.inner.is_made()
     }
 
+    /// The length of the versions' array and how many group indices were ever given out.
+    #[cfg(test)]
+    pub(super) fn indices(&self) -> (usize, usize) {
+        let given = self.inner.read_made().map_or(0, |inner| inner.generations.len());
+        (self.views.len(), given)
+    }
+
     /// Whether no group is held.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
@@ -331,8 +370,7 @@ impl GroupTable {
         let group_id = if let Some(&g) = inner.by_name.get(&key) {
             g
         } else {
-            let g = inner.next | SYNTHETIC | GROUP;
-            inner.next += 1;
+            let g = inner.new_group_id();
             inner.by_name.insert(key.clone(), g);
             let turn = if self.queues {
                 let queue = inner.queues.entry(key.0.clone()).or_insert_with(|| Queue {
@@ -364,7 +402,7 @@ impl GroupTable {
             // The newcomer's turn comes after every member's now: the next stays the next.
             self.keep_turn(group, |next| next);
             group.members.push((subscriber, 1));
-            self.views.set(index_of(group_id), Some(group.view()));
+            self.views.set(index_of(group_id), Some(group.view(group_id)));
         }
         inner.by_key.insert((key.0, text.clone(), subscriber), id);
         inner.held.insert(
@@ -407,7 +445,7 @@ impl GroupTable {
             });
             // In order: `hash` keeps its choices for the members that stay where it can.
             group.members.remove(at);
-            let view = (!group.members.is_empty()).then(|| group.view());
+            let view = (!group.members.is_empty()).then(|| group.view(held.group));
             self.views.set(index_of(held.group), view);
         }
         let emptied = group.members.is_empty();
@@ -417,6 +455,11 @@ impl GroupTable {
             return (held.member, None);
         }
         inner.groups.remove(&held.group);
+        // Its version is gone from the array (set above): a walk still holding the id finds
+        // nothing at the index, and a later group there has another generation.
+        inner
+            .free
+            .push(u32::try_from(index_of(held.group)).expect("a group index fits 32 bits"));
         if let Some(queue) = inner.queues.get_mut(&name) {
             queue.groups -= 1;
             if queue.groups == 0 {
@@ -511,7 +554,7 @@ impl GroupTable {
             let id = out[i];
             let real = if is_group(id) {
                 picked = true;
-                match views.get(index_of(id)) {
+                match view_of(&views, id) {
                     Some(v) => self.pick(v, topic),
                     None => continue,
                 }
@@ -532,7 +575,7 @@ impl GroupTable {
 
     /// [`GroupTable::pick_tail`] for NATS, where two of the groups found may be of one queue:
     /// each queue's groups found give one member, chosen among all their members (in the
-    /// groups' creation order, each member once, so that `hash` picks alike whatever order
+    /// order of the groups' ids, each member once, so that `hash` picks alike whatever order
     /// the walk found them in) with the queue's turn.
     #[inline(never)]
     fn pick_queues(
@@ -544,7 +587,7 @@ impl GroupTable {
     ) {
         let mut found: Vec<(SubscriberId, &View)> = Vec::new();
         take_groups(out, start, |id| {
-            if let Some(view) = views.get(index_of(id)) {
+            if let Some(view) = view_of(views, id) {
                 found.push((id, view));
             }
         });
@@ -626,5 +669,63 @@ impl GroupTable {
             GroupPolicy::Hash => (FxBuildHasher.hash_one(topic) >> 32) as usize % n,
         };
         members[at]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{index_of, pin, GroupPolicy, GroupTable, MEMBER, SYNTHETIC};
+    use crate::dialect::Dialect;
+
+    /// A group gone and another taking its index: the id a walk found before still names the
+    /// first, whose members are not the second's.
+    #[test]
+    fn a_stale_group_id_finds_nothing_where_another_group_took_its_index() {
+        for dialect in [Dialect::Mqtt, Dialect::Nats] {
+            let table = GroupTable::new(dialect, GroupPolicy::RoundRobin);
+            let _writing = table.write();
+            let first = table.join(1, "g", "a.b", "a.b".into(), 7);
+            let stale = first.new_group.expect("a new group");
+            assert_eq!(table.leave(first.member), (7, Some(stale)));
+            let second = table.join(2, "h", "a.c", "a.c".into(), 8);
+            let taken = second.new_group.expect("a new group");
+            assert_eq!(index_of(taken), index_of(stale), "the index is reused");
+            assert_ne!(taken, stale);
+            assert_eq!(second.member, 2 | SYNTHETIC | MEMBER);
+
+            let pinned = pin();
+            let mut out = vec![stale];
+            table.pick_tail(&pinned, "a.b", &mut out, 0);
+            assert!(out.is_empty(), "{dialect}: {out:?}");
+            let mut out = vec![taken];
+            table.pick_tail(&pinned, "a.c", &mut out, 0);
+            assert_eq!(out, [8]);
+            // NATS: two groups found take the queues' path.
+            let mut out = vec![5, stale, taken];
+            table.pick_tail(&pinned, "a.c", &mut out, 0);
+            assert_eq!(out, [5, 8], "{dialect}");
+        }
+    }
+
+    /// Groups coming and going one at a time hold one index, however many there were.
+    #[test]
+    fn groups_that_come_and_go_reuse_their_index() {
+        let table = GroupTable::new(Dialect::Mqtt, GroupPolicy::RoundRobin);
+        let _writing = table.write();
+        let kept = table.join(0, "kept", "a/#", "a/#".into(), 1);
+        let mut ids = Vec::new();
+        for i in 1..=10_000 {
+            let joined = table.join(i, &format!("g{i}"), "a/b", "a/b".into(), 2);
+            ids.push(joined.new_group.expect("a new group"));
+            table.leave(joined.member);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 10_000, "each group has an id of its own");
+        assert_eq!(table.indices(), (16, 2));
+        let pinned = pin();
+        let mut out = vec![kept.new_group.unwrap()];
+        table.pick_tail(&pinned, "a/b", &mut out, 0);
+        assert_eq!(out, [1]);
     }
 }

@@ -24,6 +24,8 @@ pub(super) struct View {
     pub(super) turn: Arc<AtomicUsize>,
     /// The group's name (in NATS, its queue's).
     pub(super) name: Arc<str>,
+    /// The group's id: a walk's id whose index another group has taken since names another.
+    pub(super) id: SubscriberId,
 }
 
 #[cfg(not(loom))]
@@ -104,6 +106,12 @@ mod epoch {
             }
         }
 
+        /// The array's length.
+        #[cfg(test)]
+        pub(in crate::engine) fn len(&self) -> usize {
+            self.slots(&crossbeam_epoch::pin()).len()
+        }
+
         /// A reader of the versions, valid as long as `guard` is pinned.
         #[inline]
         pub(in crate::engine) fn reader<'g>(&self, guard: &'g Pin) -> Reader<'g> {
@@ -172,6 +180,11 @@ mod locked {
                 slots.resize_with(index + 1, || None);
             }
             slots[index] = view;
+        }
+
+        #[cfg(test)]
+        pub(in crate::engine) fn len(&self) -> usize {
+            self.slots.read().len()
         }
 
         pub(in crate::engine) fn reader<'g>(&'g self, _pin: &'g Pin) -> Reader<'g> {
