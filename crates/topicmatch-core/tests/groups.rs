@@ -561,6 +561,105 @@ proptest! {
     }
 }
 
+/// `lookup_groups_into` appends this topic's groups after what `groups` holds, each once,
+/// however many match.
+#[test]
+fn lookup_groups_appends_each_matching_group_once() {
+    for &algorithm in Algorithm::ALL {
+        let m = grouped(Dialect::Mqtt, algorithm, GroupPolicy::RoundRobin);
+        for (i, filter) in (0..300).zip(["a/#", "a/+/c", "+/b/#"].into_iter().cycle()) {
+            m.subscribe_group(filter, &Subscriber::Int(i), &format!("g{i}"))
+                .unwrap();
+        }
+        m.subscribe_group("a/b/c", &s("x"), "g0").unwrap();
+        m.subscribe_group("a/b/c", &s("y"), "g0").unwrap();
+        m.subscribe("a/b/c", &s("plain")).unwrap();
+        let (mut plain, mut groups) = (Vec::new(), Vec::new());
+        for call in 1..=2 {
+            m.lookup_groups_into("a/b/c", &Message::new(), &mut plain, &mut groups)
+                .unwrap();
+            assert_eq!(plain.len(), call, "{algorithm}");
+            assert_eq!(groups.len(), 301 * call, "{algorithm}");
+        }
+        let (first, second) = groups.split_at(301);
+        let keyed = |half: &[GroupMatch]| {
+            half.iter()
+                .map(|g| {
+                    (
+                        (g.name.to_string(), g.pattern.to_string()),
+                        m.resolve(&g.members),
+                    )
+                })
+                .collect::<BTreeMap<_, _>>()
+        };
+        let (first, second) = (keyed(first), keyed(second));
+        assert_eq!(first.len(), 301, "{algorithm}: no group twice in one call");
+        assert_eq!(first, second);
+        assert_eq!(
+            first[&("g7".to_owned(), "a/+/c".to_owned())],
+            [Subscriber::Int(7)]
+        );
+        assert_eq!(
+            first[&("g0".to_owned(), "a/b/c".to_owned())],
+            [s("x"), s("y")]
+        );
+        assert_eq!(
+            first[&("g0".to_owned(), "a/#".to_owned())],
+            [Subscriber::Int(0)]
+        );
+    }
+}
+
+/// Groups of new names come and go on two subjects while a thread looks one up: a group that
+/// left gives its index to the next, and no lookup of the first subject ever gets a member of
+/// a group of the second.
+#[test]
+fn a_lookup_never_sees_the_group_that_took_a_gone_groups_place() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for algorithm in [
+        Algorithm::Cstrie,
+        Algorithm::Trie,
+        Algorithm::InvertedBitmap,
+    ] {
+        let m = Arc::new(grouped(Dialect::Nats, algorithm, GroupPolicy::RoundRobin));
+        m.subscribe("jobs.a", &Subscriber::Int(0)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let churn = {
+            let (m, stop) = (m.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut k = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for (subject, member) in [("jobs.a", 1), ("jobs.b", 2)] {
+                        let id = m
+                            .subscribe_group(subject, &Subscriber::Int(member), &format!("q{k}"))
+                            .unwrap();
+                        m.unsubscribe(id);
+                    }
+                    k += 1;
+                }
+            })
+        };
+        let (mut plain, mut groups) = (Vec::new(), Vec::new());
+        for _ in 0..20_000 {
+            for x in m.lookup("jobs.a").unwrap() {
+                assert!(matches!(x, Subscriber::Int(0 | 1)), "{algorithm}: {x:?}");
+            }
+            plain.clear();
+            groups.clear();
+            m.lookup_groups_into("jobs.a", &Message::new(), &mut plain, &mut groups)
+                .unwrap();
+            assert_eq!(m.resolve(&plain), [Subscriber::Int(0)], "{algorithm}");
+            for g in &groups {
+                assert_eq!(&*g.pattern, "jobs.a", "{algorithm}");
+                assert_eq!(m.resolve(&g.members), [Subscriber::Int(1)], "{algorithm}");
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        churn.join().unwrap();
+        assert_eq!(m.lookup("jobs.a").unwrap(), [Subscriber::Int(0)]);
+    }
+}
+
 #[test]
 fn threads_joining_and_leaving_never_see_a_stranger() {
     use std::sync::atomic::{AtomicBool, Ordering};

@@ -190,6 +190,7 @@ impl Group {
             members,
             turn: Arc::clone(&self.turn),
             name: Arc::clone(&self.name),
+            pattern: Arc::clone(&self.pattern),
             id,
         }
     }
@@ -324,7 +325,10 @@ impl GroupTable {
     /// The length of the versions' array and how many group indices were ever given out.
     #[cfg(test)]
     pub(super) fn indices(&self) -> (usize, usize) {
-        let given = self.inner.read_made().map_or(0, |inner| inner.generations.len());
+        let given = self
+            .inner
+            .read_made()
+            .map_or(0, |inner| inner.generations.len());
         (self.views.len(), given)
     }
 
@@ -402,7 +406,8 @@ impl GroupTable {
             // The newcomer's turn comes after every member's now: the next stays the next.
             self.keep_turn(group, |next| next);
             group.members.push((subscriber, 1));
-            self.views.set(index_of(group_id), Some(group.view(group_id)));
+            self.views
+                .set(index_of(group_id), Some(group.view(group_id)));
         }
         inner.by_key.insert((key.0, text.clone(), subscriber), id);
         inner.held.insert(
@@ -620,26 +625,24 @@ impl GroupTable {
         dedup_tail(out, start);
     }
 
-    /// Splits the group ids out of `out[start..]` into `groups`, each with its members.
+    /// Moves the group ids out of `out[start..]` to the end of `groups`, each with all its
+    /// members (a group that left meanwhile is dropped). The ids of one walk are distinct and
+    /// name distinct groups, so each group found is there once. Takes no lock; `pin` must be
+    /// held since before the lookup that found the ids.
     pub(super) fn split_tail(
         &self,
+        pin: &Pin,
         out: &mut Vec<SubscriberId>,
         start: usize,
         groups: &mut Vec<GroupMatch>,
     ) {
-        let inner = self.inner.read();
+        let views = self.views.reader(pin);
         take_groups(out, start, |id| {
-            let Some(g) = inner.groups.get(&id) else {
-                return;
-            };
-            if !groups
-                .iter()
-                .any(|m| m.name == g.name && m.pattern == g.pattern)
-            {
+            if let Some(view) = view_of(&views, id) {
                 groups.push(GroupMatch {
-                    name: g.name.clone(),
-                    pattern: g.pattern.clone(),
-                    members: g.members.iter().map(|(s, _)| *s).collect(),
+                    name: Arc::clone(&view.name),
+                    pattern: Arc::clone(&view.pattern),
+                    members: view.members.to_vec(),
                 });
             }
         });

@@ -505,11 +505,11 @@ impl Engine {
         groups: &mut Vec<GroupMatch>,
     ) -> Result<()> {
         let start = plain.len();
+        let pinned = groups::pin();
         self.matcher.lookup_into(topic, plain)?;
         if any_synthetic(&plain[start..]) {
-            if !self.groups.is_empty() {
-                self.groups.split_tail(plain, start, groups);
-            }
+            // Whatever the table's count says now: a group found may have just left.
+            self.groups.split_tail(&pinned, plain, start, groups);
             if self.filters.is_empty() {
                 dedup_tail(plain, start);
             } else {

@@ -24,6 +24,8 @@ pub(super) struct View {
     pub(super) turn: Arc<AtomicUsize>,
     /// The group's name (in NATS, its queue's).
     pub(super) name: Arc<str>,
+    /// The pattern its members subscribed.
+    pub(super) pattern: Arc<str>,
     /// The group's id: a walk's id whose index another group has taken since names another.
     pub(super) id: SubscriberId,
 }
