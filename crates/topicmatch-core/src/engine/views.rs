@@ -12,10 +12,14 @@ use std::sync::Arc;
 
 use crate::matcher::SubscriberId;
 
-/// One version of a group, as lookups read it.
+/// One version of a group, as lookups read it. In declaration order (`repr(C)`): a lookup
+/// reads `id`, then `only` for a group of one, from the version's first 24 bytes.
+#[repr(C)]
 pub(super) struct View {
+    /// The group's id: a walk's id whose index another group has taken since names another.
+    pub(super) id: SubscriberId,
     /// The one member of a group of one (most groups of a broker with one consumer per
-    /// queue): read from the version's own first cache line, with no choice to make.
+    /// queue): no choice to make, and the members are not read.
     pub(super) only: Option<SubscriberId>,
     /// The members' subscriber ids, in the order they joined.
     pub(super) members: Box<[SubscriberId]>,
@@ -26,8 +30,6 @@ pub(super) struct View {
     pub(super) name: Arc<str>,
     /// The pattern its members subscribed.
     pub(super) pattern: Arc<str>,
-    /// The group's id: a walk's id whose index another group has taken since names another.
-    pub(super) id: SubscriberId,
 }
 
 #[cfg(not(loom))]
