@@ -29,6 +29,7 @@ pub mod registry;
 pub mod relation;
 pub mod store;
 mod sync;
+mod synthetic;
 pub mod topic;
 
 pub use dialect::{Dialect, Limits};

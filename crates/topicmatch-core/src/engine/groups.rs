@@ -6,17 +6,19 @@
 //! `addNodeToResults`).
 //!
 //! The algorithm holds each group once, under a synthetic subscriber id of its own (the group's
-//! index with [`GROUP`] set), inserted when its first member joins and removed with its last. A
+//! place with [`GROUP`] set), inserted when its first member joins and removed with its last. A
 //! lookup that finds a group id asks the table for one member, chosen by the engine's
 //! [`GroupPolicy`]; every other id is resolved as before. A group subscription is recorded in
 //! the engine's table under a member id ([`MEMBER`] set, the subscription id below it), so
 //! unsubscribing finds its group.
 //!
-//! Group indices are never reused (a 61-bit counter), so a group id a concurrent lookup found
-//! names that group or, once it is gone, nothing. Membership changes take one writers' lock
-//! for their whole step, algorithm insert or remove included, so a subscribe or unsubscribe
-//! that returned is seen by every later lookup. Lookups take no lock: they read each group's
-//! members from its current version ([`views`](super::views)).
+//! A group whose last member left gives its place back to the next new group, one generation
+//! on ([`Places`]), and each group's version carries its id: a group id a concurrent lookup
+//! found names that group or, once it is gone, nothing, even where another group took its
+//! place. Membership changes take one writers' lock for their whole step, algorithm insert or
+//! remove included, so a subscribe or unsubscribe that returned is seen by every later lookup.
+//! Lookups take no lock: they read each group's members from its current version
+//! ([`views`](super::views)).
 
 use std::cell::Cell;
 use std::hash::BuildHasher;
@@ -31,27 +33,13 @@ pub(super) use super::views::{pin, Pin};
 use super::views::{Reader, View, Views};
 use crate::dialect::{Dialect, NATS_WHITESPACE};
 use crate::error::Error;
-use crate::fields::filtered::SUBSCRIPTION_IDS;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 use crate::sync::LazyReadMostly;
+use crate::synthetic::{index_of, Places, GROUP, MEMBER, SUBSCRIPTION_IDS, SYNTHETIC};
 
-/// Every id that is not a registry id has this bit (filtered subscriptions and their buckets,
-/// groups, members).
-pub(super) const SYNTHETIC: SubscriberId = 1 << 63;
-/// With [`SYNTHETIC`]: a group, as the algorithm holds it. Its low 32 bits are its index in
-/// the versions' array, the bits above them (below [`LOW`]'s top) that index's generation (one
-/// more each time a new group reuses the index), so that a walk that found a group since gone
-/// finds nothing, even where another group has taken its index.
-pub(super) const GROUP: SubscriberId = 1 << 62;
-/// With [`SYNTHETIC`]: one group subscription, as the engine's table records it; the low bits
-/// are its subscription id.
-pub(super) const MEMBER: SubscriberId = 1 << 61;
-/// Subscription ids and group indices with their generations stay below this (and below the
+/// Subscription ids and group places with their generations stay below this (and below the
 /// ids of filtered subscriptions' buckets).
 pub(super) const LOW: SubscriberId = SUBSCRIPTION_IDS - 1;
-
-/// The generations of a group index, below [`LOW`]'s top once shifted.
-const GENERATIONS: u64 = (LOW >> 32) + 1;
 
 /// Whether `id` is a group (the algorithm's id of one).
 #[inline]
@@ -69,12 +57,6 @@ pub(super) fn any_filtered(ids: &[SubscriberId]) -> bool {
 #[inline]
 pub(super) fn is_member(id: SubscriberId) -> bool {
     id & (SYNTHETIC | GROUP | MEMBER) == SYNTHETIC | MEMBER
-}
-
-/// The index of group id `id` in the versions' array.
-#[inline]
-fn index_of(id: SubscriberId) -> usize {
-    (id & 0xFFFF_FFFF) as usize
 }
 
 /// Group `id`'s version, if that group is held: not another's that has taken its index.
@@ -215,26 +197,9 @@ struct Inner {
     by_key: FxHashMap<(Arc<str>, Arc<str>, SubscriberId), SubscriptionId>,
     /// NATS: each queue name, with the turn its groups share and how many there are.
     queues: FxHashMap<Arc<str>, Queue>,
-    /// Each group index's generation (see [`GROUP`]); its length is the most groups held at
-    /// once.
-    generations: Vec<u64>,
-    /// The indices of no group, reused before the array grows.
-    free: Vec<u32>,
-}
-
-impl Inner {
-    /// The id of a new group: a free index's next generation, or a new index.
-    fn new_group_id(&mut self) -> SubscriberId {
-        let index = if let Some(index) = self.free.pop() {
-            let generation = &mut self.generations[index as usize];
-            *generation = (*generation + 1) % GENERATIONS;
-            index
-        } else {
-            self.generations.push(0);
-            u32::try_from(self.generations.len() - 1).expect("at most 2^32 groups held at once")
-        };
-        SYNTHETIC | GROUP | (self.generations[index as usize] << 32) | SubscriberId::from(index)
-    }
+    /// The groups' places: a group's id names its place, which is its index in the versions'
+    /// array.
+    places: Places,
 }
 
 /// The groups of one NATS queue name.
@@ -322,13 +287,11 @@ impl GroupTable {
         self.inner.is_made()
     }
 
-    /// The length of the versions' array and how many group indices were ever given out.
+    /// The length of the versions' array and how many group places there are (the most groups
+    /// held at once).
     #[cfg(test)]
     pub(super) fn indices(&self) -> (usize, usize) {
-        let given = self
-            .inner
-            .read_made()
-            .map_or(0, |inner| inner.generations.len());
+        let given = self.inner.read_made().map_or(0, |inner| inner.places.len());
         (self.views.len(), given)
     }
 
@@ -374,7 +337,7 @@ impl GroupTable {
         let group_id = if let Some(&g) = inner.by_name.get(&key) {
             g
         } else {
-            let g = inner.new_group_id();
+            let g = inner.places.take(GROUP);
             inner.by_name.insert(key.clone(), g);
             let turn = if self.queues {
                 let queue = inner.queues.entry(key.0.clone()).or_insert_with(|| Queue {
@@ -462,9 +425,7 @@ impl GroupTable {
         inner.groups.remove(&held.group);
         // Its version is gone from the array (set above): a walk still holding the id finds
         // nothing at the index, and a later group there has another generation.
-        inner
-            .free
-            .push(u32::try_from(index_of(held.group)).expect("a group index fits 32 bits"));
+        inner.places.give_back(held.group);
         if let Some(queue) = inner.queues.get_mut(&name) {
             queue.groups -= 1;
             if queue.groups == 0 {

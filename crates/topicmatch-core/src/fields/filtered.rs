@@ -30,27 +30,8 @@ use crate::fields::message::Message;
 use crate::hint::prefetch;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 use crate::sync::LazyReadMostly;
-
-/// The bit that marks a synthetic subscriber id.
-const SYNTHETIC: SubscriberId = 1 << 63;
-
-/// With [`SYNTHETIC`]: a bucket, as the topic algorithm holds it. Its low 32 bits are its
-/// place in the table's array of buckets, the bits above them that place's generation (one
-/// more each time the place is reused), so that a walk that found a bucket since emptied
-/// finds nothing, even where another bucket has taken its place.
-const BUCKET: SubscriberId = 1 << 60;
-
-/// The generations of a place in the array of buckets, below [`BUCKET`] once shifted.
-const GENERATIONS: u64 = 1 << 28;
-
-/// The bits of an id above a bucket's generation: [`SYNTHETIC`] and [`BUCKET`] in a bucket's
-/// id, other bits in the synthetic ids of other kinds (the engine's groups), which name no
-/// bucket whatever their low bits.
-const KIND: SubscriberId = !(BUCKET - 1);
-
-/// Subscription ids stay below this, so that a subscription's synthetic id is never a
-/// bucket's.
-pub const SUBSCRIPTION_IDS: SubscriptionId = BUCKET;
+pub(crate) use crate::synthetic::SUBSCRIPTION_IDS;
+use crate::synthetic::{Places, BUCKET, SYNTHETIC};
 
 /// A bucket of more subscriptions than this evaluates them through an index.
 const INDEXED_ABOVE: usize = 32;
@@ -168,58 +149,51 @@ fn record_place(places: &mut Vec<usize>, slot: Slot, position: usize) {
     places[slot] = position;
 }
 
-/// The buckets, by the place their id names (see [`BUCKET`]): a lookup finds one by an
+/// The buckets, by the place their id names (see [`Places`]): a lookup finds one by an
 /// array read, not a hash probe.
 #[derive(Default)]
 struct Buckets {
-    places: Vec<(u64, Option<Bucket>)>,
-    free: Vec<u32>,
+    places: Places,
+    /// By place: its bucket, `None` for a free place.
+    buckets: Vec<Option<Bucket>>,
 }
 
 impl Buckets {
     /// A new empty bucket; its id.
     fn make(&mut self) -> SubscriberId {
-        let place = if let Some(place) = self.free.pop() {
-            let (generation, bucket) = &mut self.places[place as usize];
-            *generation = (*generation + 1) % GENERATIONS;
-            *bucket = Some(Bucket::default());
-            place
+        let id = self.places.take(BUCKET);
+        let place = crate::synthetic::index_of(id);
+        if place == self.buckets.len() {
+            self.buckets.push(Some(Bucket::default()));
         } else {
-            self.places.push((0, Some(Bucket::default())));
-            u32::try_from(self.places.len() - 1).expect("at most 2^32 patterns with criteria")
-        };
-        SYNTHETIC | BUCKET | (self.places[place as usize].0 << 32) | SubscriberId::from(place)
+            self.buckets[place] = Some(Bucket::default());
+        }
+        id
     }
 
-    /// Bucket `id`'s place, if `id` names one of its generation.
+    /// Bucket `id`'s place, if `id` names a bucket held now: of its place's generation, and
+    /// not an id of another kind (a group the engine holds) whose low bits look like one.
     fn place(&self, id: SubscriberId) -> Option<usize> {
-        if id & KIND != SYNTHETIC | BUCKET {
-            return None;
-        }
-        let place = (id & 0xFFFF_FFFF) as usize;
-        let generation = (id & (BUCKET - 1)) >> 32;
         self.places
-            .get(place)
-            .is_some_and(|(g, b)| *g == generation && b.is_some())
-            .then_some(place)
+            .index(id, BUCKET)
+            .filter(|&place| self.buckets[place].is_some())
     }
 
     fn get(&self, id: SubscriberId) -> Option<&Bucket> {
         self.place(id)
-            .and_then(|place| self.places[place].1.as_ref())
+            .and_then(|place| self.buckets[place].as_ref())
     }
 
     fn get_mut(&mut self, id: SubscriberId) -> Option<&mut Bucket> {
         self.place(id)
-            .and_then(|place| self.places[place].1.as_mut())
+            .and_then(|place| self.buckets[place].as_mut())
     }
 
     /// Frees bucket `id`'s place.
     fn remove(&mut self, id: SubscriberId) {
         if let Some(place) = self.place(id) {
-            self.places[place].1 = None;
-            self.free
-                .push(u32::try_from(place).expect("places are numbered in 32 bits"));
+            self.buckets[place] = None;
+            self.places.give_back(id);
         }
     }
 }
@@ -453,7 +427,7 @@ impl FilterTable {
 
 #[cfg(test)]
 mod tests {
-    use super::{any_synthetic, Buckets, BUCKET, GENERATIONS, SYNTHETIC};
+    use super::{any_synthetic, Buckets, BUCKET, SYNTHETIC};
 
     #[test]
     fn a_reused_place_gives_a_new_id_and_the_old_one_finds_nothing() {
@@ -479,13 +453,16 @@ mod tests {
             "a stale id names another generation"
         );
         assert!(buckets.get(again).is_some() && buckets.get(second).is_some());
-        // Generations wrap within the bits below `BUCKET`: after the last, the first again.
-        let place = again & 0xFFFF_FFFF;
+        // Freed and not taken again: its id, still of the place's generation, names nothing.
         buckets.remove(again);
-        buckets.places[usize::try_from(place).unwrap()].0 = GENERATIONS - 1;
-        let wrapped = buckets.make();
-        assert_eq!(wrapped, SYNTHETIC | BUCKET | place);
-        assert!(buckets.get(wrapped).is_some());
+        assert!(buckets.get(again).is_none());
+        buckets.remove(again);
+        assert_eq!(
+            buckets.make() & 0xFFFF_FFFF,
+            again & 0xFFFF_FFFF,
+            "freed once"
+        );
+        assert_eq!(buckets.make() & 0xFFFF_FFFF, 2, "a new place");
     }
 
     #[test]
