@@ -156,6 +156,8 @@ struct Group {
     pattern: Arc<str>,
     /// Each member and how many of its subscriptions hold it here.
     members: Vec<(SubscriberId, u32)>,
+    /// The ids of those subscriptions, in no order.
+    subscriptions: Vec<SubscriptionId>,
     /// Round-robin position, shared with every version lookups read.
     turn: Arc<AtomicUsize>,
 }
@@ -355,6 +357,7 @@ impl GroupTable {
                     name: key.0.clone(),
                     pattern: key.1.clone(),
                     members: Vec::new(),
+                    subscriptions: Vec::new(),
                     turn,
                 },
             );
@@ -363,6 +366,7 @@ impl GroupTable {
             g
         };
         let group = inner.groups.get_mut(&group_id).expect("held group");
+        group.subscriptions.push(id);
         if let Some((_, refs)) = group.members.iter_mut().find(|(s, _)| *s == subscriber) {
             *refs += 1;
         } else {
@@ -392,6 +396,13 @@ impl GroupTable {
         let held = inner.held.remove(&member).expect("held member id");
         let group = inner.groups.get_mut(&held.group).expect("held group");
         let name = group.name.clone();
+        let subscription = member & LOW;
+        let of = group
+            .subscriptions
+            .iter()
+            .position(|&id| id == subscription)
+            .expect("a subscription of its group");
+        group.subscriptions.swap_remove(of);
         let at = group
             .members
             .iter()
@@ -474,17 +485,12 @@ impl GroupTable {
             .collect()
     }
 
-    /// The subscription ids of group `group`'s members.
+    /// The ids of group `group`'s subscriptions (none for a group gone).
     pub(super) fn subscriptions_of(&self, group: SubscriberId) -> Vec<SubscriptionId> {
-        let Some(inner) = self.inner.read_made() else {
-            return Vec::new();
-        };
-        inner
-            .held
-            .iter()
-            .filter(|(_, held)| held.group == group)
-            .map(|(member, _)| member & LOW)
-            .collect()
+        self.inner
+            .read_made()
+            .and_then(|inner| Some(inner.groups.get(&group)?.subscriptions.clone()))
+            .unwrap_or_default()
     }
 
     /// Replaces each group id in `out[start..]` by one of its members, chosen for `topic`
@@ -669,6 +675,39 @@ mod tests {
             table.pick_tail(&pinned, "a.c", &mut out, 0);
             assert_eq!(out, [5, 8], "{dialect}");
         }
+    }
+
+    /// A group lists the subscriptions it holds now: a member's second subscription too, not
+    /// another group's, none once it is gone.
+    #[test]
+    fn a_group_lists_its_subscriptions() {
+        let table = GroupTable::new(Dialect::Mqtt, GroupPolicy::RoundRobin);
+        let _writing = table.write();
+        let a = table.join(1, "g", "a/+", "$share/g/a/+".into(), 7);
+        let group = a.new_group.expect("a new group");
+        let other = table.join(2, "h", "a/+", "$share/h/a/+".into(), 7);
+        let b = table.join(3, "g", "a/+", "$share/g/a/+".into(), 8);
+        let c = table.join(4, "g", "a/+", "a/+".into(), 7);
+        assert_eq!((b.new_group, c.new_group), (None, None));
+        let sorted = |group| {
+            let mut ids = table.subscriptions_of(group);
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(sorted(group), [1, 3, 4]);
+        assert_eq!(sorted(other.new_group.unwrap()), [2]);
+        assert_eq!(table.leave(a.member), (7, None));
+        assert_eq!(
+            sorted(group),
+            [3, 4],
+            "7 stays a member by its second subscription"
+        );
+        table.leave(c.member);
+        table.leave(b.member);
+        assert_eq!(sorted(group), Vec::<u64>::new(), "gone");
+        let taken = table.join(5, "k", "b", "$share/k/b".into(), 9);
+        assert_eq!(index_of(taken.new_group.unwrap()), index_of(group));
+        assert_eq!(sorted(group), Vec::<u64>::new(), "a stale id lists nothing");
     }
 
     /// Groups coming and going one at a time hold one index, however many there were.
