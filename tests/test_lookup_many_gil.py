@@ -74,29 +74,37 @@ def test_the_collector_state_is_kept(enabled: bool) -> None:
 DEPARTURE = """
 import sys
 import topicmatch as tm
-algorithm = sys.argv[1]
-m = tm.Matcher(dialect="amqp", algorithm=algorithm)
+kind = sys.argv[1]
 # Made at run time: a constant would be immortal on a free-threaded build.
-sid = m.subscribe("a.b", "".join(["departing-", algorithm, "x" * 64]))
-m.subscribe("c.*", 5)
-obj = m.lookup_many(["a.b"])[0][0]
+departing = "".join(["departing-", kind, "x" * 64])
+if kind == "fields":
+    m = tm.FieldMatcher()
+    sid = m.subscribe({"k": tm.le(1)}, departing)
+    m.subscribe({"k": tm.gt(1)}, 5)
+    hit, other, want = {"k": 1}, {"k": 2}, [[], [5]]
+else:
+    m = tm.Matcher(dialect="amqp", algorithm=kind)
+    sid = m.subscribe("a.b", departing)
+    m.subscribe("c.*", 5)
+    hit, other, want = "a.b", "c.d", [[], [5]]
+obj = m.lookup_many([hit])[0][0]
 held = sys.getrefcount(obj)
 assert m.unsubscribe(sid)
 # The cache's reference goes once no pinned batch can be reading it: within a bounded number
 # of later batches (each pins and unpins the epoch).
 for _ in range(100_000):
-    m.lookup_many(["c.d"])
+    m.lookup_many([other])
     if sys.getrefcount(obj) < held:
         break
 assert sys.getrefcount(obj) == held - 1, (sys.getrefcount(obj), held)
-assert m.lookup_many(["a.b", "c.d"]) == [[], [5]]
+assert m.lookup_many([hit, other]) == want
 print("ok")
 """
 
 
-@pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
-def test_a_departed_subscribers_object_is_released(algorithm: str) -> None:
-    done = subprocess.run([sys.executable, "-c", DEPARTURE, algorithm], capture_output=True,
+@pytest.mark.parametrize("kind", ["cstrie", "trie", "fields"])
+def test_a_departed_subscribers_object_is_released(kind: str) -> None:
+    done = subprocess.run([sys.executable, "-c", DEPARTURE, kind], capture_output=True,
                           text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr[-2000:]
 

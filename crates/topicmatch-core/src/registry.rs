@@ -45,18 +45,28 @@ impl From<&str> for Subscriber {
     }
 }
 
-/// Runs `f` once every thread pinned to the epoch collector now has unpinned. Under loom,
-/// which has no epoch collector, never.
+/// Runs `f` once every thread pinned to the epoch collector now has unpinned, and once this
+/// thread's bag of deferred functions goes to the collector's global queue ([`flush`]). Under
+/// loom, which has no epoch collector, never.
 #[cfg(not(loom))]
 fn after_pins(f: impl FnOnce() + Send + 'static) {
-    let guard = crossbeam_epoch::pin();
-    guard.defer(f);
-    // To the global queue now: left in this thread's bag, it would wait for 63 more.
-    guard.flush();
+    crossbeam_epoch::pin().defer(f);
 }
 
 #[cfg(loom)]
 fn after_pins(_f: impl FnOnce() + Send + 'static) {}
+
+/// Hands this thread's bag of deferred functions to the collector's global queue now: left
+/// in the bag, they would wait for 63 more. A bag is a few KB of the collector's, and a
+/// collection frees at most a few bags, so a departure hands over one bag, not one per
+/// deferred function.
+#[cfg(not(loom))]
+fn flush() {
+    crossbeam_epoch::pin().flush();
+}
+
+#[cfg(loom)]
+fn flush() {}
 
 /// Interns subscribers to dense ids, counting the subscriptions that hold each one.
 #[derive(Debug, Default)]
@@ -144,6 +154,28 @@ impl Registry {
     /// was the last (the id then resolves to it until the epoch lets it be reused, see the
     /// module docs).
     pub fn release(&mut self, id: SubscriberId) -> bool {
+        self.release_then(id, |_| {})
+    }
+
+    /// [`release`](Self::release) that, when it was the last reference, calls `left(id)`
+    /// before the id's release goes to the epoch collector: what `left` defers on this
+    /// thread (a binding's release of the subscriber's object) goes in the same bag.
+    pub(crate) fn release_then(
+        &mut self,
+        id: SubscriberId,
+        left: impl FnOnce(SubscriberId),
+    ) -> bool {
+        if !self.forget(id) {
+            return false;
+        }
+        left(id);
+        flush();
+        true
+    }
+
+    /// Drops one reference to `id`; whether it was the last, the id then handed to the epoch
+    /// collector in this thread's bag, which the caller flushes.
+    fn forget(&mut self, id: SubscriberId) -> bool {
         if !self.is_live(id) {
             return false;
         }
@@ -189,6 +221,7 @@ impl Registry {
         after_pins(move || {
             several.fetch_sub(1, Ordering::SeqCst);
         });
+        flush();
     }
 
     /// The id of `subscriber`, if it holds any subscription.

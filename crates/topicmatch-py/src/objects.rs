@@ -146,7 +146,9 @@ impl ObjectTable {
     }
 
     /// Empties subscriber `id`'s slot, and releases its object, once no thread pinned now can
-    /// still be reading it (the subscriber left).
+    /// still be reading it (the subscriber left). Called as an unsubscribe's `left` callback
+    /// (`unsubscribe_with`), which hands this thread's deferred functions to the collector
+    /// after it: this one goes in the same bag as the registry's release of the id.
     pub fn clear(self: &Arc<Self>, id: SubscriberId) {
         let at = id as usize;
         let object = {
@@ -157,11 +159,8 @@ impl ObjectTable {
             owners.pending[at] += 1;
             object
         };
-        let guard = crossbeam_epoch::pin();
         let table = Arc::clone(self);
-        guard.defer(move || table.empty(id, object));
-        // To the global queue now: left in this thread's bag, it would wait for 63 more.
-        guard.flush();
+        crossbeam_epoch::pin().defer(move || table.empty(id, object));
     }
 
     /// Empties slot `id` unless the id was handed out again meanwhile (its owner is set: the

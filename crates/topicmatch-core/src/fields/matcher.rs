@@ -115,6 +115,8 @@ impl FieldMatcher {
     /// [`unsubscribe`](Self::unsubscribe) that calls `left(sub)` when it removed the last
     /// subscription of subscriber `sub`: under the write lock, so before `sub` can be reused
     /// (see [`Registry`]).
+    /// What `left` defers to the epoch collector on this thread goes to its global queue with
+    /// the registry's release of `sub`, in one bag.
     pub fn unsubscribe_with(&self, id: SubscriptionId, left: &mut dyn FnMut(SubscriberId)) -> bool {
         let mut inner = self.inner.write();
         let Some(slot) = inner.by_id.remove(&id) else {
@@ -123,9 +125,7 @@ impl FieldMatcher {
         let entry = inner.entries[slot as usize].take().expect("a held slot");
         inner.index.remove(slot, &entry.filter);
         inner.by_key.remove(&(entry.filter, entry.subscriber));
-        if inner.registry.release(entry.subscriber) {
-            left(entry.subscriber);
-        }
+        inner.registry.release_then(entry.subscriber, left);
         true
     }
 
