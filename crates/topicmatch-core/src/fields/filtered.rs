@@ -30,8 +30,7 @@ use crate::fields::message::Message;
 use crate::hint::prefetch;
 use crate::matcher::{dedup_tail, SubscriberId, SubscriptionId};
 use crate::sync::LazyReadMostly;
-pub(crate) use crate::synthetic::SUBSCRIPTION_IDS;
-use crate::synthetic::{Places, BUCKET, SYNTHETIC};
+use crate::synthetic::{index_of, Places, BUCKET, SUBSCRIPTION_IDS, SYNTHETIC};
 
 /// A bucket of more subscriptions than this evaluates them through an index.
 const INDEXED_ABOVE: usize = 32;
@@ -162,7 +161,7 @@ impl Buckets {
     /// A new empty bucket; its id.
     fn make(&mut self) -> SubscriberId {
         let id = self.places.take(BUCKET);
-        let place = crate::synthetic::index_of(id);
+        let place = index_of(id);
         if place == self.buckets.len() {
             self.buckets.push(Some(Bucket::default()));
         } else {
