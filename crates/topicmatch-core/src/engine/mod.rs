@@ -25,6 +25,11 @@ mod relate;
 mod table;
 mod views;
 
+/// The topics of a batch looked up under one pin ([`Engine::lookup_batch_into`]): enough that
+/// the pin costs nothing beside their walks, few enough (a fraction of a millisecond of
+/// ordinary topics) that the collector is not held back for long.
+const PINNED_TOPICS: usize = 1024;
+
 /// One subscription, as a snapshot lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subscription {
@@ -520,8 +525,23 @@ impl Engine {
 
     /// Looks up many topics (messages without fields) through the algorithm's batch path; see
     /// [`Matcher::lookup_batch_into`] for the layout of `out` and `ends`. As there, an invalid
-    /// topic's error comes back with every earlier topic's row pushed.
+    /// topic's error comes back with every earlier topic's row pushed. The topics are looked up
+    /// about a thousand at a time, each part under pins of its own, so that a long batch does
+    /// not hold back what other threads' unsubscribes leave to the epoch collector.
     pub fn lookup_batch_into(
+        &self,
+        topics: &[&str],
+        out: &mut Vec<SubscriberId>,
+        ends: &mut Vec<usize>,
+    ) -> Result<()> {
+        for part in topics.chunks(PINNED_TOPICS) {
+            self.lookup_batch_part(part, out, ends)?;
+        }
+        Ok(())
+    }
+
+    /// [`lookup_batch_into`](Self::lookup_batch_into) of one part.
+    fn lookup_batch_part(
         &self,
         topics: &[&str],
         out: &mut Vec<SubscriberId>,
@@ -548,7 +568,8 @@ impl Engine {
     /// [`lookup_batch_into`](Self::lookup_batch_into) with each topic's message: topic `i`'s
     /// subscribers whose criteria, if any, `fields[i]` meets, as
     /// [`lookup_fields_into`](Self::lookup_fields_into) finds them, through the algorithm's
-    /// batch path. Fails if `fields` has another length than `topics`, pushing nothing.
+    /// batch path, in parts as there. Fails if `fields` has another length than
+    /// `topics`, pushing nothing.
     pub fn lookup_batch_fields_into(
         &self,
         topics: &[&str],
@@ -566,9 +587,10 @@ impl Engine {
         self.lookup_batch_resolving(topics, |i| &fields[i], out, ends)
     }
 
-    /// The algorithm's batch path under one pin (held since before the walk, as picking a
-    /// group's member needs), then each topic's synthetic ids resolved with its message
-    /// (`fields(i)` for topic `i`), as [`lookup_fields_into`](Self::lookup_fields_into) does.
+    /// The algorithm's batch path, then each topic's synthetic ids resolved with its message
+    /// (`fields(i)` for topic `i`), as [`lookup_fields_into`](Self::lookup_fields_into) does;
+    /// in parts of [`PINNED_TOPICS`], each walked and resolved under a pin of its own taken
+    /// before its walk (as picking a group's member needs).
     fn lookup_batch_resolving<'m>(
         &self,
         topics: &[&str],
@@ -576,35 +598,46 @@ impl Engine {
         out: &mut Vec<SubscriberId>,
         ends: &mut Vec<usize>,
     ) -> Result<()> {
-        let pinned = groups::pin();
-        let mut found = Vec::with_capacity(out.capacity() - out.len());
-        let mut found_ends = Vec::with_capacity(topics.len());
-        let walked = if self.groups.is_empty() {
-            // As in `lookup_fields_into`: resolving a synthetic id de-duplicates the tail.
-            let distinct = || self.several.load(Ordering::SeqCst) == 0;
-            self.matcher
-                .lookup_batch_distinct_into(topics, &mut found, &mut found_ends, &distinct)
-        } else {
-            self.matcher
-                .lookup_batch_into(topics, &mut found, &mut found_ends)
-        };
-        let mut from = 0;
-        for (i, (topic, &end)) in topics.iter().zip(&found_ends).enumerate() {
-            let start = out.len();
-            out.extend_from_slice(&found[from..end]);
-            if any_synthetic(&out[start..]) {
-                if self.filters.is_empty() && !groups::any_filtered(&out[start..]) {
-                    // Only groups: their picks are de-duplicated as they are made.
-                    self.groups.pick_tail(&pinned, topic, out, start);
-                } else {
-                    self.resolve_synthetic(&pinned, topic, out, start, fields(i));
+        let (mut found, mut found_ends) = (Vec::new(), Vec::new());
+        for (first, part) in (0..)
+            .step_by(PINNED_TOPICS)
+            .zip(topics.chunks(PINNED_TOPICS))
+        {
+            found.clear();
+            found_ends.clear();
+            let pinned = groups::pin();
+            let walked = if self.groups.is_empty() {
+                // As in `lookup_fields_into`: resolving a synthetic id de-duplicates the tail.
+                let distinct = || self.several.load(Ordering::SeqCst) == 0;
+                self.matcher.lookup_batch_distinct_into(
+                    part,
+                    &mut found,
+                    &mut found_ends,
+                    &distinct,
+                )
+            } else {
+                self.matcher
+                    .lookup_batch_into(part, &mut found, &mut found_ends)
+            };
+            let mut from = 0;
+            for (i, (topic, &end)) in part.iter().zip(&found_ends).enumerate() {
+                let start = out.len();
+                out.extend_from_slice(&found[from..end]);
+                if any_synthetic(&out[start..]) {
+                    if self.filters.is_empty() && !groups::any_filtered(&out[start..]) {
+                        // Only groups: their picks are de-duplicated as they are made.
+                        self.groups.pick_tail(&pinned, topic, out, start);
+                    } else {
+                        self.resolve_synthetic(&pinned, topic, out, start, fields(first + i));
+                    }
                 }
+                ends.push(out.len());
+                from = end;
             }
-            ends.push(out.len());
-            from = end;
+            // The topics walked before an invalid one have their rows.
+            walked?;
         }
-        // The topics walked before an invalid one have their rows.
-        walked
+        Ok(())
     }
 
     /// Whether every lookup of a topic without fields gives the same answer while the
