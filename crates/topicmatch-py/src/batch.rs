@@ -17,7 +17,7 @@ use crate::{errors, gil, rows};
 /// until the thread ends: a batch of a thousand topics of 400 subscribers each).
 pub(crate) const KEPT_IDS: usize = 1 << 19;
 
-/// The ids of a part of a batch ([`rows`]): 2 MiB, mostly still in the cache when resolved
+/// The ids of a part of a batch ([`rows()`]): 2 MiB, mostly still in the cache when resolved
 /// to objects (`rows::resolve`) and when the part's rows are made. A batch of more is looked
 /// up, resolved and made into rows a part at a time, releasing the GIL for each part's lookup
 /// (topics of tens of thousands of subscribers each: every part's work takes milliseconds); a

@@ -1,10 +1,10 @@
 //! The thin PyO3 layer over topicmatch-core, built by maturin as `topicmatch._native`.
 //!
 //! Inputs are read from their Python objects, the matching runs in the core (with the GIL
-//! released in exactly one place, [`gil`], and only where the work pays for the hand-over),
+//! released in exactly one place, `gil`, and only where the work pays for the hand-over),
 //! and results are built back. Subscribers are interned in the core's registry under dense
 //! ids; the only Python objects stored in Rust are each held subscriber's `int`/`str`, in an
-//! array indexed by that id ([`objects`]), so results are built by reference counting.
+//! array indexed by that id (`objects`), so results are built by reference counting.
 
 mod arrow;
 mod batch;

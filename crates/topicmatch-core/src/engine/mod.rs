@@ -167,7 +167,7 @@ impl Engine {
 
     /// Subscribes `subscriber` to `pattern`; the same pair again returns the same id.
     /// On error nothing changes. Subscribes and unsubscribes of different pairs run in
-    /// parallel ([`table`]); those of one pair take turns.
+    /// parallel (`table`); those of one pair take turns.
     pub fn subscribe(&self, pattern: &str, subscriber: &Subscriber) -> Result<SubscriptionId> {
         self.add(pattern, subscriber, None, None, None, &mut |_| {})
     }

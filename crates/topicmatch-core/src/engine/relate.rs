@@ -1,7 +1,7 @@
 //! The subscriptions whose pattern covers, or intersects, a query pattern
 //! ([`Engine::covering`], [`Engine::intersecting`]).
 //!
-//! The algorithm walks its index ([`Matcher::related_into`]) and reports the patterns it holds
+//! The algorithm walks its index ([`Matcher::related_into`](crate::Matcher::related_into)) and reports the patterns it holds
 //! that stand in the relation, with their subscriber ids; the engine maps each (matched text,
 //! subscriber id) back to every subscription matched as it: the one whose text it is, the MQTT
 //! shared subscriptions `$share/{name}/{filter}` of that filter (when they are not groups), the

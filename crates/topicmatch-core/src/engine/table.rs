@@ -4,7 +4,7 @@
 //!
 //! - **Key shards** map (pattern, subscriber id) to the subscription id: what makes subscribe
 //!   idempotent. A pair's shard is chosen by the pattern's *matched* text
-//!   ([`matched_text`](crate::pattern::matched_text): an MQTT shared subscription
+//!   ([`matched_text`]: an MQTT shared subscription
 //!   `$share/{name}/{filter}` is matched as its filter) and the subscriber *value* (not its
 //!   registry id, which a value only has while subscribed), so every subscribe and unsubscribe
 //!   of one pair, or of texts matched alike, holds the same shard for its whole

@@ -137,7 +137,7 @@ impl FieldMatcher {
     /// Looks up every message of `messages` in order: appends each one's distinct subscribers
     /// to `out` (as [`lookup_into`](Self::lookup_into)), then pushes `out.len()` to `ends`, so
     /// message `i`'s subscribers are `out[ends[i - 1]..ends[i]]`. The read lock is taken once
-    /// per [`READ_BATCH`] messages: a subscribe waits for at most that many lookups.
+    /// per `READ_BATCH` messages: a subscribe waits for at most that many lookups.
     pub fn lookup_batch_into(
         &self,
         messages: &[Message],

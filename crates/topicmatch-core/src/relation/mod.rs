@@ -13,7 +13,7 @@
 //! filter.
 //!
 //! # How
-//! Both patterns become word automata ([`shape`]): literal, one word, zero or more words.
+//! Both patterns become word automata (`shape`): literal, one word, zero or more words.
 //! Words outside the two patterns' literals behave alike, so one *fresh* word stands for all
 //! of them. [`intersects`] searches the product of the two automata; [`covers`] searches for a
 //! topic of `specific` that `general` rejects, running `general` as a set of positions. Both

@@ -44,14 +44,14 @@
 //!
 //! # Structure
 //!
-//! A radix trie of words ([`tree`]): a node per branching topic prefix, a chain without
-//! branches being one node, so shared prefixes are stored once. A node's children ([`kids`])
+//! A radix trie of words (`tree`): a node per branching topic prefix, a chain without
+//! branches being one node, so shared prefixes are stored once. A node's children (`kids`)
 //! are the child nodes themselves, sorted by their words' bytes, in one vector up to 32 and
 //! in blocks of at most 32 past that, so the nodes of one level lie side by side in memory in
 //! walk order however the topics were inserted. Each node carries its word's first eight
-//! bytes ([`label`]): words up to eight bytes are spelled there and never looked up; longer
-//! words, and the words of a chain after its first, are interned ([`words`]) so each distinct
-//! text is stored once. A filter ([`query`]) is answered by one depth-first walk ([`walk`]):
+//! bytes (`label`): words up to eight bytes are spelled there and never looked up; longer
+//! words, and the words of a chain after its first, are interned (`words`) so each distinct
+//! text is stored once. A filter (`query`) is answered by one depth-first walk (`walk`):
 //! a literal word follows one edge, `+`/`*` visits the children of the nodes reached, a last
 //! `#`/`>` takes the subtree whole, and the topic text is rebuilt in one buffer as the walk
 //! descends (each result costs the words that differ from the previous one's). Removing a

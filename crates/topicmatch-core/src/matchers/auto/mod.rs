@@ -88,7 +88,7 @@ impl Matcher for AutoMatcher {
         self.inner.read().active.get().lookup_into(topic, out)
     }
 
-    /// The active matcher's own batch call, [`READ_BATCH`] topics under one read of `auto`'s
+    /// The active matcher's own batch call, `READ_BATCH` topics under one read of `auto`'s
     /// lock (a migration waits for at most that many lookups).
     fn lookup_batch_into(
         &self,

@@ -3,23 +3,23 @@
 //! costs its implementation measures.
 //!
 //! # Structure
-//! Each trie level is an **I-node** ([`raw::INode`]): an atomic pointer to an immutable
-//! **main node** ([`nodes::Main`]). A main node is either a **C-node** (the level's children by
+//! Each trie level is an **I-node** (`raw::INode`): an atomic pointer to an immutable
+//! **main node** (`nodes::Main`). A main node is either a **C-node** (the level's children by
 //! literal word, its one-word and multi-word wildcard children, and the subscribers whose
 //! pattern ends here) or a **tombstone** (an emptied level being unlinked). Every change to a
 //! level builds a new main node and installs it with one compare-and-swap on the I-node; a
 //! failed CAS means another writer changed that level, and the operation retries in a loop.
 //!
 //! A narrow level's word children (at most 16) sit in one shared flat array, a wide level's in a
-//! persistent hash array mapped trie ([`hamt`]); the subscriber set keeps two ids inline, then
-//! a shared array, then a HAMT ([`subs`]). A new main node shares them with the old one and
+//! persistent hash array mapped trie (`hamt`); the subscriber set keeps two ids inline, then
+//! a shared array, then a HAMT (`subs`). A new main node shares them with the old one and
 //! rebuilds only what the update touches: a bounded array, or the HAMT path (at most 16 nodes
 //! of at most 16 slots). So a level with 100,000 children or a pattern with 100,000
 //! subscribers costs O(log n) per insert, not O(n): neither the child map nor the subscriber
 //! set is copied whole, unlike the Go CS-trie of "Fast Topic Matching" (and RabbitMQ's old
 //! one).
 //!
-//! Words are compared through a 16-byte key ([`kids::Key`]): a word of up to 15 bytes is its
+//! Words are compared through a 16-byte key (`kids::Key`): a word of up to 15 bytes is its
 //! own key, so a child is found by integer compares with no hashing and no pointer to follow;
 //! longer words are keyed by a 64-bit hash and compared once. There is no global word table for
 //! lookups to consult or for unsubscribes to maintain.
@@ -37,7 +37,7 @@
 //!   (main node, position) states (AMQP `#` states memoised), reading each I-node with one load
 //!   as its state is pushed; a walk with many states waiting goes on level by level, a whole
 //!   level's loads in flight. A batch of high fan-out topics is walked a few topics at a time,
-//!   level by level, so that the loads of different topics are in flight together ([`batch`]).
+//!   level by level, so that the loads of different topics are in flight together (`batch`).
 //!
 //! # Invariants
 //! 1. A tombstone never changes again, and has no children or subscribers.
@@ -47,10 +47,10 @@
 //! 3. The root is never a tombstone.
 //! 4. Main nodes are freed only after the epoch has passed every thread that could hold them
 //!    (crossbeam-epoch); an I-node is freed through the epoch once a contraction unlinks it,
-//!    or with the matcher (main nodes link children by plain pointers, see [`raw`]).
+//!    or with the matcher (main nodes link children by plain pointers, see `raw`).
 //! 5. A wide level's HAMT nodes and long words have no reference count: they belong to the
 //!    level's current version; the update that stops linking one retires it with the main node
-//!    it replaced, and a failed CAS frees what its update allocated ([`raw::Delta`]).
+//!    it replaced, and a failed CAS frees what its update allocated (`raw::Delta`).
 //!
 //! `docs/CONCURRENCY.md` gives the full argument, the memory orderings and what a lookup
 //! guarantees.
@@ -99,7 +99,7 @@ pub struct CsTrieMatcher {
 
 impl CsTrieMatcher {
     /// An empty trie, caching the results of up to `config.cache_capacity` topics if that is
-    /// given ([`cache`]; none by default).
+    /// given (`cache`; none by default).
     pub fn new(config: Config) -> Self {
         CsTrieMatcher {
             config,

@@ -7,13 +7,13 @@
 //! unsubscribe update the cached rows in place: a new pattern sets its bit in every cached
 //! row whose topic it matches, a removed one clears it, and only the rows touched re-resolve
 //! their subscribers; nothing is rebuilt. The row table is bounded ([`DEFAULT_CAPACITY`] rows
-//! unless configured) and evicts with CLOCK ([`table`]); once it is full a topic is admitted
+//! unless configured) and evicts with CLOCK (`table`); once it is full a topic is admitted
 //! on its second sighting (`shared::door`), so a stream of unique topics costs one uncached
 //! level-index lookup each, neither evicting useful rows nor exhausting memory (while the table
 //! has room every topic is admitted on its first: nothing is evicted).
 //!
 //! The hit path takes no lock: every row whose topic and subscribers fit in a cache line is
-//! mirrored in [`front`], a table of 64-byte entries read under per-entry sequence numbers, so
+//! mirrored in `front`, a table of 64-byte entries read under per-entry sequence numbers, so
 //! a hit costs one hash of the topic's words, usually one cache line and a copy, and no
 //! validation (only validated topics are cached and the limits are fixed). Every change to a
 //! row is written to its entry before `rows`' write lock is released.

@@ -3,7 +3,7 @@
 //! ("Fast Topic Matching Algorithm Implementation For WSO2 Message Broker").
 //!
 //! The rows are the level index (`matchers::shared::level_index`), which looks topics
-//! up; this matcher adds, for `matches_any`, a separate, lazily rebuilt filter ([`filter`]).
+//! up; this matcher adds, for `matches_any`, a separate, lazily rebuilt filter (`filter`).
 //!
 //! One read-write lock guards the index; lookups share it, each thread through its own shard
 //! (`crate::sync::ReadMostly`).
@@ -118,7 +118,7 @@ impl Matcher for OptimizedBitmapMatcher {
         self.lookup_in(&self.inner.read(), topic, out)
     }
 
-    /// [`READ_BATCH`] topics under one read of the index's lock.
+    /// `READ_BATCH` topics under one read of the index's lock.
     fn lookup_batch_into(
         &self,
         topics: &[&str],
