@@ -115,6 +115,7 @@ impl FieldMatcher {
     /// [`unsubscribe`](Self::unsubscribe) that calls `left(sub)` when it removed the last
     /// subscription of subscriber `sub`: under the write lock, so before `sub` can be reused
     /// (see [`Registry`]).
+    ///
     /// What `left` defers to the epoch collector on this thread goes to its global queue with
     /// the registry's release of `sub`, in one bag.
     pub fn unsubscribe_with(&self, id: SubscriptionId, left: &mut dyn FnMut(SubscriberId)) -> bool {
