@@ -49,7 +49,7 @@ pub fn matches(dialect: Dialect, pattern: &str, topic: &str) -> Result<bool> {
     let limits = Limits::for_dialect(dialect);
     let pattern = Pattern::parse(dialect, &limits, pattern)?;
     let words = parse_topic(dialect, &limits, topic)?;
-    Ok(pattern.matches_words(&words))
+    Ok(pattern.matches(&words))
 }
 
 /// Whether the pattern `general` matches every valid topic that the pattern `specific` matches,

@@ -192,6 +192,34 @@ impl Pattern {
         states[pat.len()]
     }
 
+    /// Whether this pattern matches the already validated topic `words`: the answer of
+    /// [`matches_words`](Self::matches_words), in one pass over the words and with no
+    /// allocation where the pattern's only multi-word wildcard, if any, is its last word (every
+    /// MQTT and NATS pattern, and AMQP patterns without a `#` before their last word).
+    pub fn matches(&self, words: &[&str]) -> bool {
+        let (fixed, open) = match self.words.split_last() {
+            Some((Word::Multi, fixed)) => (fixed, true),
+            _ => (&self.words[..], false),
+        };
+        if fixed.contains(&Word::Multi) {
+            return self.matches_words(words);
+        }
+        if self.dialect == Dialect::Mqtt && hides_dollar(&self.words, words) {
+            return false;
+        }
+        let long_enough = match (open, self.dialect) {
+            (false, _) => words.len() == fixed.len(),
+            // NATS `>` takes at least one word; `#` may take none.
+            (true, Dialect::Nats) => words.len() > fixed.len(),
+            (true, _) => words.len() >= fixed.len(),
+        };
+        long_enough
+            && fixed.iter().zip(words).all(|(p, w)| match p {
+                Word::Literal(l) => **l == **w,
+                Word::One | Word::Multi => true,
+            })
+    }
+
     /// Epsilon closure: an AMQP or MQTT `#` may match zero words.
     fn close(&self, states: &mut [bool]) {
         if self.dialect == Dialect::Nats {
@@ -301,5 +329,75 @@ fn empty_rule(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Mqtt => "a topic filter must not be empty",
         _ => "a subject must not be empty",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::Pattern;
+    use crate::dialect::{Dialect, Limits};
+    use crate::topic::parse_topic;
+
+    /// Words of every dialect's wildcards, empty words and `$` words.
+    const WORDS: &[&str] = &["a", "b", "", "$s", "*", "#", "+", ">"];
+
+    fn text() -> impl Strategy<Value = Vec<&'static str>> {
+        prop::collection::vec(prop::sample::select(WORDS), 0..7)
+    }
+
+    /// A pattern and a topic: half the time the topic is the pattern's first `cut` words, its
+    /// wildcards read as `a`, then `more` words, so that the topic is near a match (one word
+    /// short, one over) as often as not.
+    fn pair() -> impl Strategy<Value = (Vec<&'static str>, Vec<&'static str>)> {
+        (text(), text(), 0..7usize, any::<bool>()).prop_map(|(pattern, more, cut, near)| {
+            let topic = if near {
+                let wild = |w: &&'static str| {
+                    if ["*", "#", "+", ">"].contains(w) {
+                        "a"
+                    } else {
+                        *w
+                    }
+                };
+                pattern
+                    .iter()
+                    .map(wild)
+                    .take(cut)
+                    .chain(more.into_iter().take(2))
+                    .collect()
+            } else {
+                more
+            };
+            (pattern, topic)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        /// The one-pass `matches` gives the reference simulation's answer on every valid
+        /// pattern and topic of every dialect.
+        #[test]
+        fn matches_is_the_reference((pattern, topic) in pair()) {
+            for dialect in Dialect::ALL {
+                let sep = char::from(dialect.separator()).to_string();
+                let limits = Limits::for_dialect(dialect);
+                let (pattern, topic) = (pattern.join(&sep), topic.join(&sep));
+                let (Ok(p), Ok(words)) = (
+                    Pattern::parse(dialect, &limits, &pattern),
+                    parse_topic(dialect, &limits, &topic),
+                ) else {
+                    continue;
+                };
+                prop_assert_eq!(
+                    p.matches(&words),
+                    p.matches_words(&words),
+                    "{:?} {:?} against {:?}",
+                    dialect,
+                    pattern,
+                    topic
+                );
+            }
+        }
     }
 }

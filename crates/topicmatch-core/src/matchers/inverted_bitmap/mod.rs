@@ -218,7 +218,7 @@ impl Matcher for InvertedBitmapMatcher {
                 for (at, row) in rows.rows_shaped(&could) {
                     let words = parse_topic(self.config.dialect, &self.config.limits, &row.topic)
                         .expect("cached topics are valid");
-                    let hit = pattern.matches_words(&words);
+                    let hit = pattern.matches(&words);
                     drop(words);
                     if hit {
                         row.slots.insert(slot);
