@@ -26,12 +26,14 @@ fn utf8(s: &Bound<'_, PyString>) -> Option<String> {
     s.to_str().ok().map(str::to_owned)
 }
 
-/// Extracts a pattern: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidPattern`).
-pub fn pattern_text(obj: &Bound<'_, PyAny>, dialect: Dialect) -> PyResult<String> {
+/// Borrows a pattern: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidPattern`),
+/// without copying it (as [`topic_str`]).
+pub fn pattern_text<'a>(obj: &'a Bound<'_, PyAny>, dialect: Dialect) -> PyResult<&'a str> {
     let s = obj.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!("pattern must be str, not {}", type_name(obj)))
     })?;
-    utf8(s).ok_or_else(|| errors::lone_surrogate_pattern(s, dialect))
+    s.to_str()
+        .map_err(|_| errors::lone_surrogate_pattern(s, dialect))
 }
 
 /// Borrows a topic: a `str` (else `TypeError`) of valid UTF-8 (else `InvalidTopic`), without

@@ -40,7 +40,7 @@ fn matches(
     // The match is polynomial in the two word counts: only long texts pay for a hand-over.
     let long = pattern.len().saturating_mul(topic.len()) >= LONG_MATCH;
     gil::run_if(py, long, || {
-        topicmatch_core::matches(dialect, &pattern, topic)
+        topicmatch_core::matches(dialect, pattern, topic)
     })?
     .map_err(errors::to_py)
 }

@@ -240,7 +240,7 @@ impl PyMatcher {
         gil::guarded(|| {
             self.engine
                 .subscribe_with(
-                    &text,
+                    text,
                     &subscriber,
                     filter.as_ref(),
                     group.as_deref(),

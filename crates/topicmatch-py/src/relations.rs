@@ -24,7 +24,7 @@ fn covers(
     let specific = convert::pattern_text(specific, dialect)?;
     let max_work = convert::limit(max_work, "max_work")?.unwrap_or(DEFAULT_MAX_WORK);
     gil::detach(py, || {
-        topicmatch_core::covers_within(dialect, &general, &specific, max_work)
+        topicmatch_core::covers_within(dialect, general, specific, max_work)
     })?
     .map_err(errors::to_py)
 }
@@ -41,7 +41,7 @@ fn intersects(
     let dialect: Dialect = convert::setting(dialect, "dialect")?;
     let a = convert::pattern_text(a, dialect)?;
     let b = convert::pattern_text(b, dialect)?;
-    gil::detach(py, || topicmatch_core::intersects(dialect, &a, &b))?.map_err(errors::to_py)
+    gil::detach(py, || topicmatch_core::intersects(dialect, a, b))?.map_err(errors::to_py)
 }
 
 /// Registers the functions.
@@ -63,7 +63,7 @@ pub fn related<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let text = convert::pattern_text(pattern, engine.dialect())?;
     let max_work = convert::limit(max_work, "max_work")?.unwrap_or(DEFAULT_MAX_WORK);
-    let found = gil::detach(py, || engine.related_within(relation, &text, max_work))?
+    let found = gil::detach(py, || engine.related_within(relation, text, max_work))?
         .map_err(errors::to_py)?;
     let list = PyList::empty(py);
     for s in found {

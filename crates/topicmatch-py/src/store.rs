@@ -71,7 +71,7 @@ fn pairs<'py>(
 impl PyTopicStore {
     fn filter(&self, filter: &Bound<'_, PyAny>) -> PyResult<Filter> {
         let text = convert::pattern_text(filter, self.store.dialect())?;
-        self.store.filter(&text).map_err(errors::to_py)
+        self.store.filter(text).map_err(errors::to_py)
     }
 
     /// Whether answering `filter` is worth releasing the GIL.
