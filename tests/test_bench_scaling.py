@@ -228,6 +228,20 @@ def test_the_lists_stand_in_script_reports_both_calls_at_every_thread_count() ->
         assert float(counts[0][1]) == 1.0 and float(counts[1][1]) > 0
 
 
+def test_the_matches_script_reports_every_pair_against_paho() -> None:
+    """`benches/scripts/matches.py` (BENCHMARKS cites its figures) runs, checks each pair's
+    answer against paho-mqtt's, and reports both times and their ratio for every pair."""
+    script = SCRIPTS / "matches.py"
+    result = subprocess.run([sys.executable, str(script), "--calls", "50"],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    rows = [re.search(r" (True|False) +tm\.matches +(\d+\.\d) ns +paho +(\d+\.\d) ns +"
+                      r"(\d+\.\d)x$", line) for line in result.stdout.splitlines()]
+    assert len(rows) == 6 and all(rows)
+    assert [r.group(1) for r in rows if r] == ["True"] * 5 + ["False"]
+    assert all(float(r.group(2)) > 0 and float(r.group(3)) > 0 for r in rows if r)
+
+
 def test_each_thread_calls_through_its_own_bound_method(monkeypatch: pytest.MonkeyPatch) -> None:
     """A threaded run gives every thread its own bound method: one shared by all would have
     every call count references on one object from every thread (on a free-threaded build,
