@@ -46,10 +46,7 @@ pub use topic::parse_topic;
 /// Whether `pattern` matches `topic` under `dialect` with its default limits: one pattern
 /// against one topic, without building a matcher.
 pub fn matches(dialect: Dialect, pattern: &str, topic: &str) -> Result<bool> {
-    let limits = Limits::for_dialect(dialect);
-    let pattern = Pattern::parse(dialect, &limits, pattern)?;
-    let words = parse_topic(dialect, &limits, topic)?;
-    Ok(pattern.matches(&words))
+    pattern::matches_text(dialect, &Limits::for_dialect(dialect), pattern, topic)
 }
 
 /// Whether the pattern `general` matches every valid topic that the pattern `specific` matches,
