@@ -1,13 +1,13 @@
 //! The subscriptions whose pattern covers, or intersects, a query pattern
 //! ([`Engine::covering`], [`Engine::intersecting`]).
 //!
-//! The algorithm walks its index ([`Matcher::related_into`](crate::Matcher::related_into)) and reports the patterns it holds
-//! that stand in the relation, with their subscriber ids; the engine maps each (matched text,
-//! subscriber id) back to every subscription matched as it: the one whose text it is, the MQTT
-//! shared subscriptions `$share/{name}/{filter}` of that filter (when they are not groups), the
-//! filtered subscriptions of a pattern through their bucket, and a group through its members.
-//! An algorithm without a walk is answered by a scan of the subscriptions, deciding the
-//! relation for each.
+//! The algorithm walks its index ([`Matcher::related_into`](crate::Matcher::related_into))
+//! and reports the patterns it holds that stand in the relation, with their subscriber ids; the
+//! engine maps each (matched text, subscriber id) back to every subscription matched as it: the
+//! one whose text it is, the MQTT shared subscriptions `$share/{name}/{filter}` of that filter
+//! (when they are not groups), the filtered subscriptions of a pattern through their bucket,
+//! and a group through its members. An algorithm without a walk is answered by a scan of the
+//! subscriptions, deciding the relation for each.
 //!
 //! Field criteria (`where=`) play no part: a filtered subscription is related by its pattern.
 

@@ -256,7 +256,8 @@ impl Delta {
     }
 
     /// For an update whose new version is not installed by a CAS of its own but built into a
-    /// new, unpublished I-node (a [`Fresh`](super::Fresh) chain): its arrays now belong to that version.
+    /// new, unpublished I-node (a [`Fresh`](super::Fresh) chain): its arrays now belong to
+    /// that version.
     pub(in super::super) fn keep(self) {
         debug_assert!(self.stale.is_empty(), "a chain is built from empty levels");
     }
