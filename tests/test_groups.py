@@ -157,6 +157,25 @@ def test_the_last_member_removes_the_group_and_pickling_keeps_them() -> None:
     assert m.groups() == []
 
 
+@pytest.mark.parametrize(("dialect", "pattern", "topic"), [
+    ("amqp", "a.*", "a.b"), ("mqtt", "a/+", "a/b"), ("nats", "a.*", "a.b"),
+])
+def test_a_group_that_takes_a_gone_groups_place_gets_its_own_key(dialect: str, pattern: str,
+                                                                  topic: str) -> None:
+    # Each group's (name, pattern) tuple is made once and handed to later results: a group
+    # formed after another left, in its place, must not be handed the tuple of the first.
+    m = tm.Matcher(dialect)
+    first = m.subscribe(pattern, "x", group="first")
+    assert m.lookup_groups(topic) == ([], {("first", pattern): ["x"]})
+    key = next(iter(m.lookup_groups(topic)[1]))
+    assert m.unsubscribe(first)
+    m.subscribe(pattern, "y", group="second")
+    m.subscribe("#" if dialect != "nats" else ">", "z", group="first")
+    wide = "#" if dialect != "nats" else ">"
+    assert m.lookup_groups(topic) == ([], {("second", pattern): ["y"], ("first", wide): ["z"]})
+    assert key == ("first", pattern)
+
+
 @pytest.mark.parametrize("algorithm", ["cstrie", "trie"])
 def test_covering_finds_group_subscriptions(algorithm: str) -> None:
     m = tm.Matcher("mqtt", algorithm)
@@ -215,6 +234,42 @@ def test_threads_never_lose_a_message_of_a_group() -> None:
     finally:
         stop.set()
         worker.join()
+
+
+def test_threads_get_each_groups_own_key_while_groups_come_and_go() -> None:
+    # Groups of new names take the places of those that left while other threads list them:
+    # every key a listing gives is its members' group's (member "m{k}" is in group "g{k}").
+    m = tm.Matcher("mqtt", "cstrie")
+    m.subscribe("$share/g-stable/jobs/#", "m-stable")
+    stop = threading.Event()
+    wrong: list[object] = []
+
+    def churn(first: int) -> None:
+        k = first
+        while not stop.is_set():
+            sid = m.subscribe(f"$share/g{k}/jobs/#", f"m{k}")
+            m.unsubscribe(sid)
+            k += 2
+
+    def read() -> None:
+        for _ in range(2000):
+            _, groups = m.lookup_groups("jobs/x")
+            for (name, pattern), members in groups.items():
+                if pattern != "jobs/#" or members != [f"m{name[1:]}"]:
+                    wrong.append((name, pattern, members))
+            if ("g-stable", "jobs/#") not in groups:
+                wrong.append("stable group missing")
+
+    writers = [threading.Thread(target=churn, args=(i,)) for i in range(2)]
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for t in writers + readers:
+        t.start()
+    for t in readers:
+        t.join()
+    stop.set()
+    for t in writers:
+        t.join()
+    assert wrong == []
 
 
 @pytest.mark.parametrize("algorithm", ["trie", "cstrie", "inverted_bitmap"])

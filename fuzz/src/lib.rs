@@ -228,8 +228,14 @@ fn subscriber(s: u8) -> Subscriber {
 
 /// `lookup_groups_into` resolved: the plain subscribers, sorted, and each group's members.
 fn split(e: &Engine, topic: &str) -> topicmatch_core::Result<(Vec<Subscriber>, Vec<String>)> {
-    let (mut plain, mut groups) = (Vec::new(), Vec::new());
-    e.lookup_groups_into(topic, &Message::new(), &mut plain, &mut groups)?;
+    let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
+    e.lookup_groups_into(
+        topic,
+        &Message::new(),
+        &mut plain,
+        &mut groups,
+        &mut members,
+    )?;
     let mut described: Vec<String> = groups
         .iter()
         .map(|g| {
@@ -237,7 +243,7 @@ fn split(e: &Engine, topic: &str) -> topicmatch_core::Result<(Vec<Subscriber>, V
                 "{}|{}|{:?}",
                 g.name,
                 g.pattern,
-                sorted(e.resolve(&g.members))
+                sorted(e.resolve(&members[g.members.clone()]))
             )
         })
         .collect();

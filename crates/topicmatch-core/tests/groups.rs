@@ -28,16 +28,22 @@ type Groups = BTreeMap<(String, String), Vec<Subscriber>>;
 
 /// `lookup_groups_into`, resolved: the plain subscribers (sorted) and each group's members.
 fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
-    let (mut plain, mut groups) = (Vec::new(), Vec::new());
-    m.lookup_groups_into(topic, &Message::new(), &mut plain, &mut groups)
-        .unwrap();
+    let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
+    m.lookup_groups_into(
+        topic,
+        &Message::new(),
+        &mut plain,
+        &mut groups,
+        &mut members,
+    )
+    .unwrap();
     let plain = sorted(m.resolve(&plain));
     let groups = groups
         .into_iter()
         .map(|g: GroupMatch| {
             (
                 (g.name.to_string(), g.pattern.to_string()),
-                sorted(m.resolve(&g.members)),
+                sorted(m.resolve(&members[g.members.clone()])),
             )
         })
         .collect();
@@ -574,10 +580,16 @@ fn lookup_groups_appends_each_matching_group_once() {
         m.subscribe_group("a/b/c", &s("x"), "g0").unwrap();
         m.subscribe_group("a/b/c", &s("y"), "g0").unwrap();
         m.subscribe("a/b/c", &s("plain")).unwrap();
-        let (mut plain, mut groups) = (Vec::new(), Vec::new());
+        let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
         for call in 1..=2 {
-            m.lookup_groups_into("a/b/c", &Message::new(), &mut plain, &mut groups)
-                .unwrap();
+            m.lookup_groups_into(
+                "a/b/c",
+                &Message::new(),
+                &mut plain,
+                &mut groups,
+                &mut members,
+            )
+            .unwrap();
             assert_eq!(plain.len(), call, "{algorithm}");
             assert_eq!(groups.len(), 301 * call, "{algorithm}");
         }
@@ -587,7 +599,7 @@ fn lookup_groups_appends_each_matching_group_once() {
                 .map(|g| {
                     (
                         (g.name.to_string(), g.pattern.to_string()),
-                        m.resolve(&g.members),
+                        m.resolve(&members[g.members.clone()]),
                     )
                 })
                 .collect::<BTreeMap<_, _>>()
@@ -607,6 +619,50 @@ fn lookup_groups_appends_each_matching_group_once() {
             first[&("g0".to_owned(), "a/#".to_owned())],
             [Subscriber::Int(0)]
         );
+    }
+}
+
+/// A matching group's `slot` and `id` as `lookup_groups_into` reports them, for `topic`.
+fn slot_and_id(m: &Engine, topic: &str) -> (usize, u64) {
+    let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
+    m.lookup_groups_into(
+        topic,
+        &Message::new(),
+        &mut plain,
+        &mut groups,
+        &mut members,
+    )
+    .unwrap();
+    assert_eq!(groups.len(), 1, "{topic}");
+    (groups[0].slot, groups[0].id)
+}
+
+/// A group keeps its slot and id while its members change; two groups held at once have two
+/// slots; a group formed after one left may take its slot, never its id.
+#[test]
+fn a_groups_slot_and_id_name_it_alone_while_it_is_held() {
+    for &algorithm in Algorithm::ALL {
+        let m = grouped(Dialect::Mqtt, algorithm, GroupPolicy::RoundRobin);
+        let first = m.subscribe_group("a/#", &s("x"), "g").unwrap();
+        let (slot, id) = slot_and_id(&m, "a/1");
+        let other = m.subscribe_group("b/#", &s("x"), "g").unwrap();
+        let (other_slot, other_id) = slot_and_id(&m, "b/1");
+        assert_ne!(other_slot, slot, "{algorithm}");
+        assert_ne!(other_id, id, "{algorithm}");
+        let joined = m.subscribe_group("a/#", &s("y"), "g").unwrap();
+        assert!(m.unsubscribe(first));
+        assert_eq!(
+            slot_and_id(&m, "a/1"),
+            (slot, id),
+            "{algorithm}: members changed"
+        );
+        assert!(m.unsubscribe(joined));
+        m.subscribe_group("c/#", &s("z"), "h").unwrap();
+        let (new_slot, new_id) = slot_and_id(&m, "c/1");
+        assert_eq!(new_slot, slot, "{algorithm}: the slot given back is taken");
+        assert_ne!(new_id, id, "{algorithm}");
+        assert_eq!(slot_and_id(&m, "b/1"), (other_slot, other_id));
+        assert!(m.unsubscribe(other));
     }
 }
 
@@ -639,19 +695,29 @@ fn a_lookup_never_sees_the_group_that_took_a_gone_groups_place() {
                 }
             })
         };
-        let (mut plain, mut groups) = (Vec::new(), Vec::new());
+        let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..20_000 {
             for x in m.lookup("jobs.a").unwrap() {
                 assert!(matches!(x, Subscriber::Int(0 | 1)), "{algorithm}: {x:?}");
             }
             plain.clear();
             groups.clear();
-            m.lookup_groups_into("jobs.a", &Message::new(), &mut plain, &mut groups)
-                .unwrap();
+            m.lookup_groups_into(
+                "jobs.a",
+                &Message::new(),
+                &mut plain,
+                &mut groups,
+                &mut members,
+            )
+            .unwrap();
             assert_eq!(m.resolve(&plain), [Subscriber::Int(0)], "{algorithm}");
             for g in &groups {
                 assert_eq!(&*g.pattern, "jobs.a", "{algorithm}");
-                assert_eq!(m.resolve(&g.members), [Subscriber::Int(1)], "{algorithm}");
+                assert_eq!(
+                    m.resolve(&members[g.members.clone()]),
+                    [Subscriber::Int(1)],
+                    "{algorithm}"
+                );
             }
         }
         stop.store(true, Ordering::Relaxed);

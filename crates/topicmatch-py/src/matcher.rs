@@ -26,6 +26,8 @@ pub struct PyMatcher {
     table: Arc<ObjectTable>,
     /// What a lookup costs, to decide whether to release the GIL.
     cost: gil::Cost,
+    /// The `(group, pattern)` keys of `lookup_groups`' results.
+    group_keys: groups::GroupKeys,
 }
 
 /// The limits of `dialect` with the given ones in place of its defaults (`None`: the default).
@@ -52,6 +54,7 @@ impl PyMatcher {
             engine: Arc::new(engine),
             table,
             cost: gil::Cost::default(),
+            group_keys: groups::GroupKeys::default(),
         })
     }
 
@@ -87,6 +90,11 @@ impl PyMatcher {
     /// The lookup cost rule of this matcher.
     pub(crate) fn cost(&self) -> &gil::Cost {
         &self.cost
+    }
+
+    /// The keys of `lookup_groups`' results.
+    pub(crate) fn group_keys(&self) -> &groups::GroupKeys {
+        &self.group_keys
     }
 
     /// A single-topic call's topic (a `str` of this matcher's dialect) and message (the

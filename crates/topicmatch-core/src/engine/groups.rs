@@ -22,6 +22,7 @@
 
 use std::cell::Cell;
 use std::hash::BuildHasher;
+use std::ops::Range;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -143,12 +144,19 @@ pub(super) fn check_name(dialect: Dialect, name: &str) -> Result<(), Error> {
 /// A group matching a topic, as [`Engine::lookup_groups_into`](super::Engine) reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupMatch {
+    /// The group's place: from 0 up to the most groups held at once. A group formed after this
+    /// one left may take it.
+    pub slot: usize,
+    /// Names this group while it is held: no other group, before or after it in its `slot`,
+    /// has it. With `slot`, a key to what a caller keeps per group (a binding's objects).
+    pub id: u64,
     /// The group's name.
     pub name: Arc<str>,
     /// The pattern its members subscribed (the filter of `$share/{name}/{filter}`).
     pub pattern: Arc<str>,
-    /// Its members' subscriber ids, in the order they joined.
-    pub members: Vec<SubscriberId>,
+    /// Where its members' subscriber ids are in the lookup's `members`, in the order they
+    /// joined.
+    pub members: Range<usize>,
 }
 
 struct Group {
@@ -602,14 +610,19 @@ impl GroupTable {
         out: &mut Vec<SubscriberId>,
         start: usize,
         groups: &mut Vec<GroupMatch>,
+        members: &mut Vec<SubscriberId>,
     ) {
         let views = self.views.reader(pin);
         take_groups(out, start, |id| {
             if let Some(view) = view_of(&views, id) {
+                let first = members.len();
+                members.extend_from_slice(&view.members);
                 groups.push(GroupMatch {
+                    slot: index_of(id),
+                    id,
                     name: Arc::clone(&view.name),
                     pattern: Arc::clone(&view.pattern),
-                    members: view.members.to_vec(),
+                    members: first..members.len(),
                 });
             }
         });

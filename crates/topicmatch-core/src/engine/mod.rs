@@ -500,21 +500,24 @@ impl Engine {
 
     /// [`lookup_fields_into`](Self::lookup_fields_into) with the groups apart: appends to
     /// `plain` the distinct subscribers matching `topic` outside groups, and to `groups` each
-    /// matching group with all its members (none chosen), so a caller can apply its own
-    /// policy, as NATS's `Match` returns plain and queue subscriptions apart.
+    /// matching group, whose members (all of them, none chosen) it appends to `members`, so a
+    /// caller can apply its own policy, as NATS's `Match` returns plain and queue subscriptions
+    /// apart.
     pub fn lookup_groups_into(
         &self,
         topic: &str,
         fields: &Message,
         plain: &mut Vec<SubscriberId>,
         groups: &mut Vec<GroupMatch>,
+        members: &mut Vec<SubscriberId>,
     ) -> Result<()> {
         let start = plain.len();
         let pinned = groups::pin();
         self.matcher.lookup_into(topic, plain)?;
         if any_synthetic(&plain[start..]) {
             // Whatever the table's count says now: a group found may have just left.
-            self.groups.split_tail(&pinned, plain, start, groups);
+            self.groups
+                .split_tail(&pinned, plain, start, groups, members);
             if self.filters.is_empty() {
                 dedup_tail(plain, start);
             } else {
