@@ -10,7 +10,8 @@ use common::{engine, sorted};
 use proptest::prelude::*;
 use topicmatch_core::fields::{Criterion, Filter, Message, Mode, Value};
 use topicmatch_core::{
-    Algorithm, Dialect, Engine, Error, GroupMatch, GroupPolicy, Subscriber, Subscription,
+    Algorithm, Dialect, Engine, Error, GroupMatch, GroupPolicy, Subscriber, SubscriberId,
+    Subscription,
 };
 
 fn s(name: &str) -> Subscriber {
@@ -26,8 +27,11 @@ fn grouped(dialect: Dialect, algorithm: Algorithm, policy: GroupPolicy) -> Engin
 /// Each matching group's members by (name, pattern).
 type Groups = BTreeMap<(String, String), Vec<Subscriber>>;
 
-/// `lookup_groups_into`, resolved: the plain subscribers (sorted) and each group's members.
-fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
+/// What `lookup_groups_into` gives for `topic` into empty buffers: plain ids, groups, members.
+fn lookup_groups(
+    m: &Engine,
+    topic: &str,
+) -> (Vec<SubscriberId>, Vec<GroupMatch>, Vec<SubscriberId>) {
     let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
     m.lookup_groups_into(
         topic,
@@ -37,6 +41,12 @@ fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
         &mut members,
     )
     .unwrap();
+    (plain, groups, members)
+}
+
+/// `lookup_groups_into`, resolved: the plain subscribers (sorted) and each group's members.
+fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
+    let (plain, groups, members) = lookup_groups(m, topic);
     let plain = sorted(m.resolve(&plain));
     let groups = groups
         .into_iter()
@@ -624,15 +634,7 @@ fn lookup_groups_appends_each_matching_group_once() {
 
 /// A matching group's `slot` and `id` as `lookup_groups_into` reports them, for `topic`.
 fn slot_and_id(m: &Engine, topic: &str) -> (usize, u64) {
-    let (mut plain, mut groups, mut members) = (Vec::new(), Vec::new(), Vec::new());
-    m.lookup_groups_into(
-        topic,
-        &Message::new(),
-        &mut plain,
-        &mut groups,
-        &mut members,
-    )
-    .unwrap();
+    let (_, groups, _) = lookup_groups(m, topic);
     assert_eq!(groups.len(), 1, "{topic}");
     (groups[0].slot, groups[0].id)
 }
