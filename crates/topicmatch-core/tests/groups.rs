@@ -704,6 +704,7 @@ fn a_lookup_never_sees_the_group_that_took_a_gone_groups_place() {
             }
             plain.clear();
             groups.clear();
+            members.clear();
             m.lookup_groups_into(
                 "jobs.a",
                 &Message::new(),
