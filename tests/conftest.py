@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,21 @@ def loaded_with_cache(algorithm: str, capacity: int | None) -> Any:
     m.subscribe("a.b", "exact")
     m.subscribe("#", "all")
     return m
+
+
+def run_together(ending: list[Callable[[], None]], endless: list[Callable[[], None]],
+                 stop: threading.Event) -> None:
+    """Runs every function of ``ending`` and ``endless`` in a thread of its own; once every
+    ``ending`` one has returned, sets ``stop`` (which the ``endless`` ones watch) and waits
+    for them."""
+    threads = [threading.Thread(target=f) for f in ending + endless]
+    for t in threads:
+        t.start()
+    for t in threads[:len(ending)]:
+        t.join()
+    stop.set()
+    for t in threads[len(ending):]:
+        t.join()
 
 
 class _Stop(Exception):

@@ -8,14 +8,15 @@ subscriptions does.
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
 
 import topicmatch as tm
+from conftest import run_together
 
 DIALECT = "amqp"
 STABLE = 12
@@ -33,21 +34,6 @@ def shape(k: int, tag: str) -> tuple[str, str]:
         (f"c.#.{tag}{k}", f"c.z.z.{tag}{k}"),
         (f"#.{tag}{k}.*", f"c.{tag}{k}.end"),
     ][k % 4]
-
-
-def churn_while_reading(reader: Callable[[], None], churner: Callable[[int], None],
-                        churners: int, done: threading.Event) -> None:
-    """Runs ``READERS`` readers and ``churners`` churners (``churner(t)``, t from 0) together;
-    once every churner has returned, sets ``done`` (the readers' stop) and joins them."""
-    readers = [threading.Thread(target=reader) for _ in range(READERS)]
-    churning = [threading.Thread(target=churner, args=(t,)) for t in range(churners)]
-    for thread in readers + churning:
-        thread.start()
-    for thread in churning:
-        thread.join()
-    done.set()
-    for thread in readers:
-        thread.join()
 
 
 def check_no_phantoms(found: list[str | int], topic: str, patterns: dict[str | int, str]) -> None:
@@ -106,7 +92,7 @@ def test_concurrent_churn_keeps_every_invariant(algorithm: str, cache_capacity: 
             errors.append(e)
 
     done = threading.Event()
-    churn_while_reading(reader, churner, CHURNERS, done)
+    run_together([functools.partial(churner, t) for t in range(CHURNERS)], [reader] * READERS, done)
     assert not errors, errors
 
     replay = tm.Matcher(dialect=DIALECT, algorithm="naive")
@@ -176,7 +162,7 @@ def test_subscribers_come_and_go_while_readers_build_results(algorithm: str) -> 
             errors.append(e)
 
     # One churner: (pattern, subscriber) pairs are idempotent, so two would share ids.
-    churn_while_reading(reader, churner, 1, done)
+    run_together([lambda: churner(0)], [reader] * READERS, done)
     assert not errors, errors
 
     replay = tm.Matcher(dialect=DIALECT, algorithm="naive")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pytest
@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import topicmatch as tm
+from conftest import run_together
 
 
 def arrow_rows(m: tm.Matcher, topics: list[str]) -> list[list[object]]:
@@ -236,20 +237,6 @@ def test_threads_never_lose_a_message_of_a_group() -> None:
         worker.join()
 
 
-def run_until_read(writers: list[Callable[[], None]], readers: list[Callable[[], None]],
-                   stop: threading.Event) -> None:
-    """Runs every writer and reader in a thread of its own; once the readers are done, sets
-    `stop` for the writers and waits for them."""
-    threads = [threading.Thread(target=f) for f in writers + readers]
-    for t in threads:
-        t.start()
-    for t in threads[len(writers):]:
-        t.join()
-    stop.set()
-    for t in threads[:len(writers)]:
-        t.join()
-
-
 def test_threads_get_each_groups_own_key_while_groups_come_and_go() -> None:
     # Groups of new names take the places of those that left while other threads list them:
     # every key a listing gives is its members' group's (member "m{k}" is in group "g{k}").
@@ -274,7 +261,7 @@ def test_threads_get_each_groups_own_key_while_groups_come_and_go() -> None:
             if ("g-stable", "jobs/#") not in groups:
                 wrong.append("stable group missing")
 
-    run_until_read([lambda: churn(0), lambda: churn(1)], [read, read], stop)
+    run_together([read, read], [lambda: churn(0), lambda: churn(1)], stop)
     assert wrong == []
 
 
@@ -301,7 +288,7 @@ def test_a_member_leaving_and_coming_back_is_never_lost_to_a_lookup(algorithm: s
             if empty:
                 break
 
-    run_until_read([churn, churn], [read, read], stop)
+    run_together([read, read], [churn, churn], stop)
     assert not empty, f"{len(empty)} rows reached no member of G1"
     assert m.lookup("jobs/x") == ["stable"]
 
