@@ -239,10 +239,10 @@ fn split(e: &Engine, topic: &str) -> topicmatch_core::Result<(Vec<Subscriber>, V
     let mut described: Vec<String> = groups
         .iter()
         .map(|g| {
+            // Sequential: every group found is still held.
+            let (name, pattern) = e.group_key(g.id).expect("a group found is held");
             format!(
-                "{}|{}|{:?}",
-                g.name,
-                g.pattern,
+                "{name}|{pattern}|{:?}",
                 sorted(e.resolve(&members[g.members.clone()]))
             )
         })

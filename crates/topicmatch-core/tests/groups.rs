@@ -44,18 +44,19 @@ fn lookup_groups(
     (plain, groups, members)
 }
 
+/// The `(name, pattern)` of a group a lookup found, which is still held.
+fn key(m: &Engine, g: &GroupMatch) -> (String, String) {
+    let (name, pattern) = m.group_key(g.id).expect("the group is held");
+    (name.to_string(), pattern.to_string())
+}
+
 /// `lookup_groups_into`, resolved: the plain subscribers (sorted) and each group's members.
 fn split(m: &Engine, topic: &str) -> (Vec<Subscriber>, Groups) {
     let (plain, groups, members) = lookup_groups(m, topic);
     let plain = sorted(m.resolve(&plain));
     let groups = groups
         .into_iter()
-        .map(|g: GroupMatch| {
-            (
-                (g.name.to_string(), g.pattern.to_string()),
-                sorted(m.resolve(&members[g.members.clone()])),
-            )
-        })
+        .map(|g: GroupMatch| (key(m, &g), sorted(m.resolve(&members[g.members.clone()]))))
         .collect();
     (plain, groups)
 }
@@ -606,12 +607,7 @@ fn lookup_groups_appends_each_matching_group_once() {
         let (first, second) = groups.split_at(301);
         let keyed = |half: &[GroupMatch]| {
             half.iter()
-                .map(|g| {
-                    (
-                        (g.name.to_string(), g.pattern.to_string()),
-                        m.resolve(&members[g.members.clone()]),
-                    )
-                })
+                .map(|g| (key(&m, g), m.resolve(&members[g.members.clone()])))
                 .collect::<BTreeMap<_, _>>()
         };
         let (first, second) = (keyed(first), keyed(second));
@@ -663,6 +659,17 @@ fn a_groups_slot_and_id_name_it_alone_while_it_is_held() {
         let (new_slot, new_id) = slot_and_id(&m, "c/1");
         assert_eq!(new_slot, slot, "{algorithm}: the slot given back is taken");
         assert_ne!(new_id, id, "{algorithm}");
+        assert_eq!(
+            m.group_key(id),
+            None,
+            "{algorithm}: the gone group has no key"
+        );
+        assert_eq!(
+            m.group_key(new_id),
+            Some(("h".into(), "c/#".into())),
+            "{algorithm}"
+        );
+        assert_eq!(m.group_key(other_id), Some(("g".into(), "b/#".into())));
         assert_eq!(slot_and_id(&m, "b/1"), (other_slot, other_id));
         assert!(m.unsubscribe(other));
     }
@@ -715,7 +722,11 @@ fn a_lookup_never_sees_the_group_that_took_a_gone_groups_place() {
             .unwrap();
             assert_eq!(m.resolve(&plain), [Subscriber::Int(0)], "{algorithm}");
             for g in &groups {
-                assert_eq!(&*g.pattern, "jobs.a", "{algorithm}");
+                // Gone since the lookup (its place perhaps taken by a group on "jobs.b"): no
+                // key, not the other group's.
+                if let Some((_, pattern)) = m.group_key(g.id) {
+                    assert_eq!(&*pattern, "jobs.a", "{algorithm}");
+                }
                 assert_eq!(
                     m.resolve(&members[g.members.clone()]),
                     [Subscriber::Int(1)],

@@ -148,12 +148,9 @@ pub struct GroupMatch {
     /// one left may take it.
     pub slot: usize,
     /// Names this group while it is held: no other group, before or after it in its `slot`,
-    /// has it. With `slot`, a key to what a caller keeps per group (a binding's objects).
+    /// has it. With `slot`, a key to what a caller keeps per group (a binding's objects);
+    /// [`Engine::group_key`](super::Engine::group_key) gives its name and pattern.
     pub id: u64,
-    /// The group's name.
-    pub name: Arc<str>,
-    /// The pattern its members subscribed (the filter of `$share/{name}/{filter}`).
-    pub pattern: Arc<str>,
     /// Where its members' subscriber ids are in the lookup's `members`, in the order they
     /// joined.
     pub members: Range<usize>,
@@ -620,12 +617,18 @@ impl GroupTable {
                 groups.push(GroupMatch {
                     slot: index_of(id),
                     id,
-                    name: Arc::clone(&view.name),
-                    pattern: Arc::clone(&view.pattern),
                     members: first..members.len(),
                 });
             }
         });
+    }
+
+    /// The name and pattern of group `id` while it is held (`None` once it is gone, and for
+    /// an id that names no group).
+    pub(super) fn key_of(&self, id: SubscriberId) -> Option<(Arc<str>, Arc<str>)> {
+        let pin = pin();
+        let views = self.views.reader(&pin);
+        view_of(&views, id).map(|view| (Arc::clone(&view.name), Arc::clone(&view.pattern)))
     }
 
     fn pick(&self, group: &View, topic: &str) -> SubscriberId {

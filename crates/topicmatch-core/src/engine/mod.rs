@@ -527,6 +527,13 @@ impl Engine {
         Ok(())
     }
 
+    /// The name and the pattern of the group that a [`GroupMatch`] of
+    /// [`lookup_groups_into`](Self::lookup_groups_into) names by its `id`, while that group is
+    /// held; `None` once it is gone (its last member left).
+    pub fn group_key(&self, id: u64) -> Option<(Arc<str>, Arc<str>)> {
+        self.groups.key_of(id)
+    }
+
     /// Looks up many topics (messages without fields) through the algorithm's batch path; see
     /// [`Matcher::lookup_batch_into`] for the layout of `out` and `ends`. As there, an invalid
     /// topic's error comes back with every earlier topic's row pushed. The topics are looked up
