@@ -75,8 +75,8 @@ pub fn lookup_groups<'py>(
     })
 }
 
-/// What a `lookup_groups` call finds: its buffers, kept per thread for the next call (their
-/// allocations and frees were a sixth of a call of one group).
+/// What a `lookup_groups` call finds: its buffers, kept per thread for the next call (made
+/// and freed by each call, they would cost a sixth of a call of one group).
 #[derive(Default)]
 struct Found {
     plain: Vec<SubscriberId>,
@@ -86,8 +86,8 @@ struct Found {
     keys: Vec<Option<Py<PyTuple>>>,
 }
 
-/// The most groups a kept [`Found`] has room for (1 MiB); its ids are kept up to
-/// [`KEPT_IDS`], as a batch's are.
+/// The most groups a kept [`Found`] has room for (512 KiB, and 128 KiB of keys); its ids are
+/// kept up to [`KEPT_IDS`], as a batch's are.
 const KEPT_GROUPS: usize = 1 << 14;
 
 thread_local! {
@@ -122,6 +122,7 @@ fn with_found<R>(f: impl FnOnce(&mut Found) -> R) -> R {
     if found.plain.capacity() <= KEPT_IDS
         && found.members.capacity() <= KEPT_IDS
         && found.groups.capacity() <= KEPT_GROUPS
+        && found.keys.capacity() <= KEPT_GROUPS
     {
         FOUND.with(|kept| kept.set(found));
     }
