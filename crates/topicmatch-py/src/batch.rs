@@ -1,10 +1,12 @@
 //! A batch call's driver (`Matcher.lookup_many`, `FieldMatcher.lookup_many`): its lookups
 //! in parts, each part looked up and resolved to object addresses with the GIL released when
 //! long (the rule of [`crate::gil`]), its rows made holding the GIL, and pending signal
-//! handlers run between parts; and the thread's kept id buffer, which `lookup_arrow` uses too.
+//! handlers run between parts; and the buffers a thread keeps between calls ([`with_kept`]):
+//! its id buffer, which `lookup` and `lookup_arrow` use too, and `lookup_groups`' own.
 
 use std::cell::Cell;
 use std::ops::Range;
+use std::thread::LocalKey;
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -29,16 +31,44 @@ thread_local! {
     static IDS: Cell<Vec<SubscriberId>> = const { Cell::new(Vec::new()) };
 }
 
-/// Runs `f` with this thread's id buffer (empty), then keeps the buffer for the next call. A
-/// call nested inside `f` (none is expected) gets a buffer of its own.
-pub(crate) fn with_ids<R>(f: impl FnOnce(&mut Vec<SubscriberId>) -> R) -> R {
-    let mut ids = IDS.with(Cell::take);
-    ids.clear();
-    let out = f(&mut ids);
-    if ids.capacity() <= KEPT_IDS {
-        IDS.with(|kept| kept.set(ids));
+/// Buffers a thread keeps from one call to the next, so that a call does not allocate them.
+pub(crate) trait Kept: Default {
+    /// Empties them, keeping their room (and dropping any reference they hold: the caller
+    /// holds the GIL).
+    fn clear(&mut self);
+    /// Whether their room is small enough to keep until the thread ends.
+    fn small(&self) -> bool;
+}
+
+impl Kept for Vec<SubscriberId> {
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+
+    fn small(&self) -> bool {
+        self.capacity() <= KEPT_IDS
+    }
+}
+
+/// Runs `f` with this thread's buffers of `kept` (empty), then empties them and keeps them
+/// for the next call if they are small. A call nested inside `f` (none is expected) gets
+/// buffers of its own.
+pub(crate) fn with_kept<T: Kept, R>(
+    kept: &'static LocalKey<Cell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    let mut buffers = kept.with(Cell::take);
+    let out = f(&mut buffers);
+    buffers.clear();
+    if buffers.small() {
+        kept.with(|k| k.set(buffers));
     }
     out
+}
+
+/// [`with_kept`] of this thread's id buffer.
+pub(crate) fn with_ids<R>(f: impl FnOnce(&mut Vec<SubscriberId>) -> R) -> R {
+    with_kept(&IDS, f)
 }
 
 /// The rows of a batch of `len` items, one list of subscriber objects (from `table`) per item.

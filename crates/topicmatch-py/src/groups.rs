@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use topicmatch_core::fields::Message;
 use topicmatch_core::{Dialect, Engine, GroupMatch, SubscriberId};
 
-use crate::batch::KEPT_IDS;
+use crate::batch::{with_kept, Kept, KEPT_IDS};
 use crate::matcher::PyMatcher;
 use crate::{convert, errors, gil, rows};
 
@@ -41,7 +41,7 @@ pub fn lookup_groups<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let engine = matcher.engine();
     let guard = crossbeam_epoch::pin();
-    with_found(|found| {
+    with_kept(&FOUND, |found| {
         let Found {
             plain,
             groups,
@@ -101,32 +101,20 @@ thread_local! {
     };
 }
 
-impl Found {
-    /// Empties every buffer, dropping the call's references to the keys (the caller holds
-    /// the GIL).
+impl Kept for Found {
     fn clear(&mut self) {
         self.plain.clear();
         self.groups.clear();
         self.members.clear();
         self.keys.clear();
     }
-}
 
-/// Runs `f` with this thread's `lookup_groups` buffers (empty), then keeps them for the next
-/// call unless they grew past the bounds above. A call nested inside `f` (none is expected:
-/// no Python code runs inside) gets buffers of its own.
-fn with_found<R>(f: impl FnOnce(&mut Found) -> R) -> R {
-    let mut found = FOUND.with(Cell::take);
-    let out = f(&mut found);
-    found.clear();
-    if found.plain.capacity() <= KEPT_IDS
-        && found.members.capacity() <= KEPT_IDS
-        && found.groups.capacity() <= KEPT_GROUPS
-        && found.keys.capacity() <= KEPT_GROUPS
-    {
-        FOUND.with(|kept| kept.set(found));
+    fn small(&self) -> bool {
+        self.plain.capacity() <= KEPT_IDS
+            && self.members.capacity() <= KEPT_IDS
+            && self.groups.capacity() <= KEPT_GROUPS
+            && self.keys.capacity() <= KEPT_GROUPS
     }
-    out
 }
 
 /// The `(name, pattern)` tuple of each group `lookup_groups` has found, by the group's slot:
