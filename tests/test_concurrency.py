@@ -162,7 +162,7 @@ def test_subscribers_come_and_go_while_readers_build_results(algorithm: str) -> 
             errors.append(e)
 
     # One churner: (pattern, subscriber) pairs are idempotent, so two would share ids.
-    run_together([lambda: churner(0)], [reader] * READERS, done)
+    run_together([functools.partial(churner, 0)], [reader] * READERS, done)
     assert not errors, errors
 
     replay = tm.Matcher(dialect=DIALECT, algorithm="naive")
